@@ -1,0 +1,47 @@
+"""sessionwatch: session state awareness for multi-agent gateways (see README.md and SPEC §13).
+
+`sessionwatch.open()` gives a `SessionWatch` on the embedded SQLite default.
+"""
+
+from __future__ import annotations
+
+from sessionwatch.adapters.clock import SystemClock
+from sessionwatch.adapters.store import StoreError
+from sessionwatch.adapters.urls import InvalidStoreUrl
+from sessionwatch.adapters.watch import SessionWatch, SignalInput
+from sessionwatch.adapters.watch import open_watch as open  # noqa: A004 - the SPEC names it open()
+from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSession
+from sessionwatch.domain.ports import Clock, Waker
+from sessionwatch.domain.signals import Actor, SignalKind, classify_actor, notice_text
+from sessionwatch.projections.models import (
+    SessionEntry,
+    SessionRow,
+    SessionStatus,
+    Signal,
+    StateChange,
+    StateChanges,
+)
+
+__all__ = [
+    "Actor",
+    "Clock",
+    "InvalidQuery",
+    "InvalidSignal",
+    "InvalidStoreUrl",
+    "SessionEntry",
+    "SessionRow",
+    "SessionStatus",
+    "SessionWatch",
+    "Signal",
+    "SignalInput",
+    "SignalKind",
+    "StateChange",
+    "StateChanges",
+    "StoreError",
+    "SystemClock",
+    "UnknownSession",
+    "Waker",
+    "classify_actor",
+    "notice_text",
+    "open",
+]

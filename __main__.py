@@ -1,0 +1,5 @@
+"""`python -m sessionwatch` runs the CLI."""
+
+from sessionwatch.adapters.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,62 @@
+"""Domain events <-> eventsourcing `StoredEvent`s: orjson bodies under explicit stored names.
+
+The topic of a stored event is the event's versioned `type` (`session.signal_recorded.v1`), never
+a Python module path, so classes can move and be renamed freely (ADR-0004). The body omits `type`.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+from uuid import UUID, uuid5
+
+import orjson
+from eventsourcing.persistence import StoredEvent
+from sessionwatch.domain.keys import SessionIdentity
+from sessionwatch.domain.session import (
+    SessionDeleted,
+    SessionEvent,
+    SessionReset,
+    SessionUpserted,
+    SignalRecorded,
+)
+
+STREAM_NAMESPACE: Final = UUID("6f1c5a52-8a4e-4c53-9d0e-5e55f0a7c0de")
+"""Fixed namespace of the stream ids; changing it would orphan every stored stream."""
+
+EVENT_TYPES: Final[dict[str, type[SessionEvent]]] = {
+    cls.model_fields["type"].default: cls
+    for cls in (SessionUpserted, SignalRecorded, SessionReset, SessionDeleted)
+}
+"""The stored-name registry: the only way a stored topic becomes a class."""
+
+
+class UnknownStoredEvent(LookupError):  # noqa: N818 - reads as the condition it reports
+    """A stored event carries a name this version does not know (and no upcaster maps)."""
+
+
+def session_stream_id(identity: SessionIdentity) -> UUID:
+    """The Session stream's id: a UUIDv5 of the identity, the same in every store."""
+    return uuid5(STREAM_NAMESPACE, f"session\x1f{identity.agent_id}\x1f{identity.session_key}")
+
+
+def encode(event: SessionEvent) -> bytes:
+    """The stored body: compact JSON of every field but `type`.
+
+    Defaults are written too: stored data must not change meaning when a default does.
+    """
+    return orjson.dumps(event.model_dump(mode="json", exclude={"type"}))
+
+
+def decode(topic: str, state: bytes) -> SessionEvent:
+    """Rebuild the event from its stored name and body."""
+    cls = EVENT_TYPES.get(topic)
+    if cls is None:
+        raise UnknownStoredEvent(f"unknown stored event type {topic!r}")
+    return cls.model_validate(orjson.loads(state))
+
+
+def to_stored(stream_id: UUID, version: int, event: SessionEvent) -> StoredEvent:
+    """Wrap a domain event with its stream position for the event store."""
+    return StoredEvent(
+        originator_id=stream_id, originator_version=version, topic=event.type, state=encode(event)
+    )

@@ -1,0 +1,74 @@
+"""The store port: an event store plus its read models, written in one transaction.
+
+`SignalStore` implementations (`MemorySignalStore`, `SqliteSignalStore`) must behave identically;
+the contract suite in `tests/contract` runs against each (ADR-0005).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from typing import Protocol
+
+from sessionwatch.domain.keys import SessionIdentity
+from sessionwatch.domain.session import SessionEvent, SessionState, SignalRecorded
+from sessionwatch.projections.models import SessionStatus
+from sessionwatch.projections.read_model import ReadModel
+
+
+class StoreError(RuntimeError):
+    """The store failed (locked, full, read-only, vanished); nothing of the operation was written."""
+
+
+class WriteTransaction(Protocol):
+    """One atomic write: what it reads reflects what it appended; all of it commits or none."""
+
+    def session(self, identity: SessionIdentity) -> SessionState:
+        """The identity's current state (`initial` when unknown)."""
+        ...
+
+    def signal_by_dedupe(self, dedupe_key: str) -> SignalRecorded | None:
+        """The retained signal that carries `dedupe_key`, globally."""
+        ...
+
+    def next_sequence(self) -> int:
+        """Allocate the next global sequence: above every sequence ever allocated (ADR-0006)."""
+        ...
+
+    def append(self, identity: SessionIdentity, events: Sequence[SessionEvent]) -> None:
+        """Store the events on the identity's stream and apply them to every read model."""
+        ...
+
+
+class SignalStore(Protocol):
+    """An event store and the read models projected from it."""
+
+    def write(self) -> AbstractContextManager[WriteTransaction]:
+        """Begin an exclusive write transaction; it commits when the block exits cleanly."""
+        ...
+
+    def session(self, identity: SessionIdentity) -> SessionState | None:
+        """The state of a known identity, else None."""
+        ...
+
+    def sessions(self) -> list[SessionState]:
+        """Every known identity, ordered by key then agent id."""
+        ...
+
+    def status(
+        self, identity: SessionIdentity, changes_since: int | None, limit: int
+    ) -> SessionStatus | None:
+        """`session_status` from one consistent read, or None for an unknown identity."""
+        ...
+
+    def read_model(self) -> ReadModel:
+        """The stored read models, for comparison with a replay."""
+        ...
+
+    def replay(self) -> Iterator[SessionEvent]:
+        """Every stored event in commit order."""
+        ...
+
+    def close(self) -> None:
+        """Release connections; the store is unusable afterwards."""
+        ...

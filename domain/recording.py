@@ -1,0 +1,89 @@
+"""Validation of a signal to record (SPEC §3.2, §3.3, §13.1): input in, a `SignalDraft` out.
+
+A draft is everything `RecordSignal` needs except the sequence, which the shell allocates inside
+the write transaction. Invalid input raises `InvalidSignal` naming the field; nothing is written.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict
+from sessionwatch.domain.errors import InvalidSignal
+from sessionwatch.domain.keys import SessionIdentity, check_key, resolve_identity
+from sessionwatch.domain.session import RecordSignal
+from sessionwatch.domain.signals import (
+    ActorType,
+    Payload,
+    SignalKind,
+    check_kind,
+    check_optional_text,
+    check_payload,
+    check_summary,
+    clamp_occurred_at,
+)
+
+
+class SignalDraft(BaseModel):
+    """A validated signal waiting for its sequence."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    session_key: str
+    agent_id: str
+    session_id: str | None = None
+    kind: SignalKind
+    actor_type: ActorType
+    actor_id: str | None = None
+    run_id: str | None = None
+    occurred_at_ms: int
+    summary: str
+    payload: Payload | None = None
+    dedupe_key: str | None = None
+
+    @property
+    def identity(self) -> SessionIdentity:
+        """The session identity the signal is for."""
+        return SessionIdentity(self.session_key, self.agent_id)
+
+    def at(self, sequence: int) -> RecordSignal:
+        """The command recording this draft at `sequence`."""
+        return RecordSignal(sequence=sequence, **self.model_dump())
+
+
+def check_signal(
+    *,
+    session_key: object,
+    agent_id: object,
+    kind: object,
+    actor_type: object,
+    actor_id: object,
+    summary: object,
+    now: datetime,
+    payload: object = None,
+    run_id: object = None,
+    session_id: object = None,
+    occurred_at: object = None,
+    dedupe_key: object = None,
+) -> SignalDraft:
+    """Validate every field of a signal, raising `InvalidSignal` for the first bad one."""
+    identity = resolve_identity(session_key, agent_id)
+    checked_kind = check_kind(kind)
+    if actor_type not in ("human", "agent", "system"):
+        raise InvalidSignal("actor", "actor_type must be human, agent or system")
+    checked_actor_id = check_optional_text(actor_id, "actor_id")
+    if actor_type == "agent" and checked_actor_id is not None:
+        check_key(checked_actor_id, "actor_id")
+    return SignalDraft(
+        session_key=identity.session_key,
+        agent_id=identity.agent_id,
+        session_id=check_optional_text(session_id, "session_id"),
+        kind=checked_kind,
+        actor_type=actor_type,
+        actor_id=checked_actor_id,
+        run_id=check_optional_text(run_id, "run_id"),
+        occurred_at_ms=clamp_occurred_at(occurred_at, now),
+        summary=check_summary(summary),
+        payload=check_payload(checked_kind, payload),
+        dedupe_key=check_optional_text(dedupe_key, "dedupe_key"),
+    )

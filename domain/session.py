@@ -1,0 +1,217 @@
+"""The Session stream: one per session identity (key, agent id). Pure decide/evolve.
+
+Invariant: the head (`stateVersion`) never goes down while the session exists, and every recorded
+sequence of the stream is above the head it found (SPEC §2). Deletion forgets the identity.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypeAlias, assert_never
+
+from pydantic import BaseModel, ConfigDict
+from sessionwatch.domain.keys import SessionIdentity, is_agent_qualified
+from sessionwatch.domain.messages import Command, Event
+from sessionwatch.domain.signals import ActorType, Payload, SignalKind
+
+DEFAULT_KIND = "main"
+
+# ---------------------------------------------------------------------------------------- events
+
+
+class SessionUpserted(Event):
+    """The registry entry of a session was created or changed."""
+
+    type: Literal["session.upserted.v1"] = "session.upserted.v1"
+    session_key: str
+    agent_id: str
+    session_id: str | None = None
+    kind: str = DEFAULT_KIND
+    spawned_by: str | None = None
+    parent_session_key: str | None = None
+
+
+class SignalRecorded(Event):
+    """A signal was appended to the session's log at a global `sequence` (SPEC §3.2)."""
+
+    type: Literal["session.signal_recorded.v1"] = "session.signal_recorded.v1"
+    sequence: int
+    session_key: str
+    agent_id: str
+    session_id: str | None = None
+    kind: SignalKind
+    actor_type: ActorType
+    actor_id: str | None = None
+    run_id: str | None = None
+    occurred_at_ms: int
+    summary: str
+    payload: Payload | None = None
+    dedupe_key: str | None = None
+
+    @property
+    def identity(self) -> SessionIdentity:
+        """The session identity the signal belongs to."""
+        return SessionIdentity(self.session_key, self.agent_id)
+
+
+class SessionReset(Event):
+    """The session was reset: the cursors it holds as watcher go; its history stays (SPEC §9)."""
+
+    type: Literal["session.reset.v1"] = "session.reset.v1"
+    session_key: str
+    agent_id: str
+
+
+class SessionDeleted(Event):
+    """The identity was deleted with its signals and head (SPEC §9)."""
+
+    type: Literal["session.deleted.v1"] = "session.deleted.v1"
+    session_key: str
+    agent_id: str
+
+
+SessionEvent: TypeAlias = SessionUpserted | SignalRecorded | SessionReset | SessionDeleted
+
+# -------------------------------------------------------------------------------------- commands
+
+
+class UpsertSession(Command):
+    """Create the session, or change the registry fields given (None keeps the current value)."""
+
+    session_key: str
+    agent_id: str
+    session_id: str | None = None
+    kind: str = DEFAULT_KIND
+    spawned_by: str | None = None
+    parent_session_key: str | None = None
+
+
+class RecordSignal(Command):
+    """Append one validated signal at the `sequence` the shell allocated."""
+
+    sequence: int
+    session_key: str
+    agent_id: str
+    session_id: str | None = None
+    kind: SignalKind
+    actor_type: ActorType
+    actor_id: str | None = None
+    run_id: str | None = None
+    occurred_at_ms: int
+    summary: str
+    payload: Payload | None = None
+    dedupe_key: str | None = None
+
+
+class ResetSession(Command):
+    """Reset the session (a new incarnation begins)."""
+
+    session_key: str
+    agent_id: str
+
+
+class DeleteSession(Command):
+    """Forget the identity, its signals and its head."""
+
+    session_key: str
+    agent_id: str
+
+
+SessionCommand: TypeAlias = UpsertSession | RecordSignal | ResetSession | DeleteSession
+
+# ----------------------------------------------------------------------------------------- state
+
+
+class SessionState(BaseModel):
+    """What the stream knows about one identity; `head` is the state version."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    session_key: str
+    agent_id: str
+    known: bool = False
+    session_id: str | None = None
+    kind: str = DEFAULT_KIND
+    spawned_by: str | None = None
+    parent_session_key: str | None = None
+    head: int = 0
+    pruned_through: int = 0  # the prune watermark (SPEC §2)
+
+    @property
+    def identity(self) -> SessionIdentity:
+        """The identity this state belongs to."""
+        return SessionIdentity(self.session_key, self.agent_id)
+
+
+def initial(identity: SessionIdentity) -> SessionState:
+    """The state of an identity nothing was recorded for."""
+    return SessionState(session_key=identity.session_key, agent_id=identity.agent_id)
+
+
+def evolve(state: SessionState, event: SessionEvent) -> SessionState:
+    """Apply one event; never validates, never raises."""
+    match event:
+        case SessionUpserted():
+            return state.model_copy(
+                update={
+                    "known": True,
+                    "session_id": event.session_id,
+                    "kind": event.kind,
+                    "spawned_by": event.spawned_by,
+                    "parent_session_key": event.parent_session_key,
+                }
+            )
+        case SignalRecorded():
+            return state.model_copy(
+                update={
+                    "known": True,
+                    "head": max(state.head, event.sequence),
+                    "session_id": event.session_id or state.session_id,
+                }
+            )
+        case SessionReset():
+            return state
+        case SessionDeleted():
+            return initial(state.identity)
+        case _:
+            assert_never(event)
+
+
+def decide(command: SessionCommand, state: SessionState) -> list[SessionEvent]:
+    """The stream's rules; `[]` means nothing to do, so a retried command is free."""
+    match command:
+        case UpsertSession():
+            wanted = {
+                "session_id": command.session_id or state.session_id,
+                "kind": command.kind,
+                "spawned_by": command.spawned_by or state.spawned_by,
+                "parent_session_key": command.parent_session_key or state.parent_session_key,
+            }
+            current = {name: getattr(state, name) for name in wanted}
+            if state.known and wanted == current:
+                return []
+            return [SessionUpserted(session_key=state.session_key, agent_id=state.agent_id, **wanted)]
+        case RecordSignal():
+            if command.sequence <= state.head:  # already applied: sequences only rise
+                return []
+            return [SignalRecorded(**command.model_dump())]
+        case ResetSession():
+            if not state.known:
+                return []
+            return [SessionReset(session_key=state.session_key, agent_id=state.agent_id)]
+        case DeleteSession():
+            if not state.known:
+                return []
+            return [SessionDeleted(session_key=state.session_key, agent_id=state.agent_id)]
+        case _:
+            assert_never(command)
+
+
+def spawn_edge_watcher(state: SessionState) -> str | None:
+    """The session's implicit watcher: `spawned_by`, else `parent_session_key`, if agent-qualified."""
+    candidate = state.spawned_by or state.parent_session_key
+    return candidate if candidate and is_agent_qualified(candidate) else None
+
+
+def human_message_is_gated(state: SessionState, *, has_registered_watchers: bool) -> bool:
+    """A human turn writes nothing unless someone watches the session (SPEC §4)."""
+    return spawn_edge_watcher(state) is None and not has_registered_watchers

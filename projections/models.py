@@ -1,0 +1,201 @@
+"""Public read models returned by the API (SPEC §7, §13): frozen pydantic models, JSON shapes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from sessionwatch.domain.session import SessionState, SignalRecorded
+from sessionwatch.domain.signals import (
+    PUBLIC_PAYLOAD_KEYS,
+    ActorType,
+    SignalKind,
+    from_epoch_ms,
+    to_epoch_ms,
+)
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class Signal(BaseModel):
+    """A recorded signal as the API returns it (SPEC §3.2)."""
+
+    model_config = _FROZEN
+
+    sequence: int
+    session_key: str
+    agent_id: str
+    session_id: str | None
+    kind: SignalKind
+    actor_type: ActorType
+    actor_id: str | None
+    run_id: str | None
+    occurred_at: datetime
+    summary: str
+    payload: dict[str, int | str] | None
+    dedupe_key: str | None
+
+    @classmethod
+    def from_event(cls, event: SignalRecorded) -> Signal:
+        """The API view of a stored `SignalRecorded`."""
+        return cls(
+            sequence=event.sequence,
+            session_key=event.session_key,
+            agent_id=event.agent_id,
+            session_id=event.session_id,
+            kind=event.kind,
+            actor_type=event.actor_type,
+            actor_id=event.actor_id,
+            run_id=event.run_id,
+            occurred_at=from_epoch_ms(event.occurred_at_ms),
+            summary=event.summary,
+            payload=event.payload.as_dict() if event.payload else None,
+            dedupe_key=event.dedupe_key,
+        )
+
+
+class StateChange(BaseModel):
+    """One event of a `changesSince` delta (SPEC §7.1)."""
+
+    model_config = _FROZEN
+
+    sequence: int
+    kind: SignalKind
+    actor_type: ActorType
+    occurred_at: datetime
+    summary: str
+    actor_id: str | None = None
+    run_id: str | None = None
+    payload: dict[str, int | str] | None = None
+
+    @classmethod
+    def from_event(cls, event: SignalRecorded) -> StateChange:
+        """Project a stored signal, keeping only the public payload keys."""
+        public = None
+        if event.payload is not None:
+            shown = {k: v for k, v in event.payload.as_dict().items() if k in PUBLIC_PAYLOAD_KEYS}
+            public = shown or None
+        return cls(
+            sequence=event.sequence,
+            kind=event.kind,
+            actor_type=event.actor_type,
+            occurred_at=from_epoch_ms(event.occurred_at_ms),
+            summary=event.summary,
+            actor_id=event.actor_id,
+            run_id=event.run_id,
+            payload=public,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """camelCase, `occurredAt` in epoch ms, optional fields omitted when empty."""
+        out: dict[str, Any] = {
+            "sequence": self.sequence,
+            "kind": self.kind.value,
+            "actorType": self.actor_type,
+            "occurredAt": to_epoch_ms(self.occurred_at),
+            "summary": self.summary,
+        }
+        if self.actor_id:
+            out["actorId"] = self.actor_id
+        if self.run_id:
+            out["runId"] = self.run_id
+        if self.payload:
+            out["payload"] = dict(self.payload)
+        return out
+
+
+class StateChanges(BaseModel):
+    """The delta after `changesSince` (SPEC §7.1)."""
+
+    model_config = _FROZEN
+
+    events: tuple[StateChange, ...]
+    truncated: bool
+    earliest_available_sequence: int
+    history_gap: bool
+
+    def to_json(self) -> dict[str, Any]:
+        """The §7.1 `stateChanges` object."""
+        return {
+            "events": [e.to_json() for e in self.events],
+            "truncated": self.truncated,
+            "earliestAvailableSequence": self.earliest_available_sequence,
+            "historyGap": self.history_gap,
+        }
+
+
+class SessionStatus(BaseModel):
+    """The answer of `session_status` (SPEC §7.1)."""
+
+    model_config = _FROZEN
+
+    session_key: str
+    state_version: int
+    state_changes: StateChanges | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The §7.1 JSON object: `stateChanges` only when `changes_since` was given."""
+        out: dict[str, Any] = {"sessionKey": self.session_key, "stateVersion": self.state_version}
+        if self.state_changes is not None:
+            out["stateChanges"] = self.state_changes.to_json()
+        return out
+
+
+class SessionRow(BaseModel):
+    """One row of `sessions_list` (SPEC §7.2): `state_version` is None while the head is 0."""
+
+    model_config = _FROZEN
+
+    session_key: str
+    agent_id: str
+    kind: str
+    state_version: int | None = None
+
+    @classmethod
+    def from_state(cls, state: SessionState) -> SessionRow:
+        """The list row of a known session."""
+        return cls(
+            session_key=state.session_key,
+            agent_id=state.agent_id,
+            kind=state.kind,
+            state_version=state.head or None,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """camelCase; `stateVersion` omitted when the head is 0."""
+        out: dict[str, Any] = {
+            "sessionKey": self.session_key,
+            "agentId": self.agent_id,
+            "kind": self.kind,
+        }
+        if self.state_version is not None:
+            out["stateVersion"] = self.state_version
+        return out
+
+
+class SessionEntry(BaseModel):
+    """The registry entry `upsert_session` returns."""
+
+    model_config = _FROZEN
+
+    session_key: str
+    agent_id: str
+    session_id: str | None
+    kind: str
+    spawned_by: str | None
+    parent_session_key: str | None
+    state_version: int
+
+    @classmethod
+    def from_state(cls, state: SessionState) -> SessionEntry:
+        """The entry of a known session."""
+        return cls(
+            session_key=state.session_key,
+            agent_id=state.agent_id,
+            session_id=state.session_id,
+            kind=state.kind,
+            spawned_by=state.spawned_by,
+            parent_session_key=state.parent_session_key,
+            state_version=state.head,
+        )

@@ -1,0 +1,66 @@
+"""The reconciliation query (SPEC §7.1) as pure functions over a session's state and log page."""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+
+from sessionwatch.domain.errors import InvalidQuery
+from sessionwatch.domain.session import SessionState, SignalRecorded
+from sessionwatch.projections.models import SessionStatus, StateChange, StateChanges
+
+MAX_PAGE = 200
+
+
+def check_changes_since(changes_since: object) -> int | None:
+    """`changes_since` is absent or an `int >= 0` (SPEC §13.1)."""
+    if changes_since is None:
+        return None
+    if not isinstance(changes_since, int) or isinstance(changes_since, bool):
+        raise InvalidQuery("changes_since", "must be an integer >= 0")
+    if changes_since < 0:
+        raise InvalidQuery("changes_since", "must be >= 0")
+    return changes_since
+
+
+def clamp_limit(limit: object) -> int:
+    """A page limit is clamped into [1, 200]; a non-integer is an `InvalidQuery`."""
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        raise InvalidQuery("limit", "must be an integer")
+    return min(max(limit, 1), MAX_PAGE)
+
+
+def page_after(
+    log: Sequence[SignalRecorded], changes_since: int, limit: int
+) -> tuple[Sequence[SignalRecorded], bool]:
+    """The first `limit` signals after `changes_since` in an ascending log, and whether more exist."""
+    start = bisect.bisect_right(log, changes_since, key=lambda s: s.sequence)
+    page = log[start : start + limit]
+    return page, len(log) - start > limit
+
+
+def earliest_available_sequence(first_retained: int | None, head: int) -> int:
+    """The smallest retained sequence; with none retained, head + 1 if head > 0, else 0."""
+    if first_retained is not None:
+        return first_retained
+    return head + 1 if head > 0 else 0
+
+
+def build_status(
+    state: SessionState,
+    changes_since: int | None,
+    page: Sequence[SignalRecorded] = (),
+    *,
+    truncated: bool = False,
+    first_retained: int | None = None,
+) -> SessionStatus:
+    """Assemble `session_status`; `historyGap` is exactly `changes_since < prune watermark`."""
+    if changes_since is None:
+        return SessionStatus(session_key=state.session_key, state_version=state.head)
+    changes = StateChanges(
+        events=tuple(StateChange.from_event(s) for s in page),
+        truncated=truncated,
+        earliest_available_sequence=earliest_available_sequence(first_retained, state.head),
+        history_gap=changes_since < state.pruned_through,
+    )
+    return SessionStatus(session_key=state.session_key, state_version=state.head, state_changes=changes)
