@@ -412,6 +412,13 @@ class SqliteSignalStore:
                 yield decode(notification.topic, notification.state)
             start = page[-1].id + 1
 
+    def durability(self) -> Synchronous:
+        """The `synchronous` setting a pooled connection actually runs with (SPEC §15.1)."""
+        with self._read() as c:
+            c.execute("PRAGMA synchronous")
+            level = int(c.fetchone()[0])
+        return "full" if level >= 2 else "normal"  # noqa: PLR2004 - SQLite: 1 NORMAL, 2 FULL, 3 EXTRA
+
     def last_sequence(self) -> int:
         """The counter: the highest sequence ever allocated."""
         with self._read() as c:

@@ -1,0 +1,98 @@
+"""Stored events are a contract: explicit versioned names, orjson bodies, no module paths (ADR-0004)."""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+import pytest
+
+from sessionwatch.adapters.mapper import (
+    EVENT_TYPES,
+    UnknownStoredEvent,
+    decode,
+    encode,
+    session_stream_id,
+    to_stored,
+)
+from sessionwatch.domain.keys import SessionIdentity
+from sessionwatch.domain.session import SessionDeleted, SessionReset, SessionUpserted, SignalRecorded
+from sessionwatch.domain.signals import Payload, SignalKind
+
+SIGNAL = SignalRecorded(
+    sequence=7,
+    session_key="agent:main:subagent:child",
+    agent_id="main",
+    kind=SignalKind.RUN_FAILED,
+    actor_type="system",
+    run_id="run-1",
+    occurred_at_ms=1_796_000_000_000,
+    summary="child run failed",
+    payload=Payload(outcome="timeout"),
+    dedupe_key="run-terminal:run-1",
+)
+
+
+def test_every_stored_name_is_explicit_and_versioned() -> None:
+    assert set(EVENT_TYPES) == {
+        "session.upserted.v1",
+        "session.signal_recorded.v1",
+        "session.reset.v1",
+        "session.deleted.v1",
+    }
+    for name in EVENT_TYPES:
+        assert re.fullmatch(r"[a-z_]+\.[a-z_]+\.v\d+", name)
+
+
+def test_the_stored_topic_is_the_event_name_never_a_module_path() -> None:
+    stored = to_stored(session_stream_id(SIGNAL.identity), 3, SIGNAL)
+    assert stored.topic == "session.signal_recorded.v1"
+    assert "sessionwatch" not in stored.topic
+    assert stored.originator_version == 3
+
+
+def test_a_stored_body_is_compact_json_without_the_type_field() -> None:
+    body = orjson.loads(encode(SIGNAL))
+    assert "type" not in body
+    assert body["sequence"] == 7
+    assert body["payload"] == {"turns": None, "channel": None, "status": None, "outcome": "timeout"}
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        SIGNAL,
+        SessionUpserted(session_key="global", agent_id="ops", kind="cron", spawned_by="agent:ops:main"),
+        SessionReset(session_key="global", agent_id="ops"),
+        SessionDeleted(session_key="global", agent_id="ops"),
+    ],
+)
+def test_decoding_a_stored_event_gives_back_the_same_event(
+    event: SignalRecorded | SessionUpserted | SessionReset | SessionDeleted,
+) -> None:
+    assert decode(event.type, encode(event)) == event
+
+
+def test_a_stored_body_written_by_version_one_still_decodes() -> None:
+    old = (
+        b'{"sequence":3,"session_key":"agent:main:x","agent_id":"main","session_id":null,'
+        b'"kind":"human_direct_message","actor_type":"human","actor_id":null,"run_id":null,'
+        b'"occurred_at_ms":1796000000000,"summary":"human message via telegram","payload":null,'
+        b'"dedupe_key":null}'
+    )
+    event = decode("session.signal_recorded.v1", old)
+    assert isinstance(event, SignalRecorded)
+    assert event.summary == "human message via telegram"
+
+
+def test_an_unknown_stored_name_is_refused_not_guessed() -> None:
+    with pytest.raises(UnknownStoredEvent, match="session.signal_recorded.v9"):
+        decode("session.signal_recorded.v9", b"{}")
+
+
+def test_stream_ids_are_pinned_and_agent_scoped() -> None:
+    main_global = session_stream_id(SessionIdentity("global", "main"))
+    ops_global = session_stream_id(SessionIdentity("global", "ops"))
+    assert main_global != ops_global
+    # Stored streams are found by this id: changing the derivation would orphan them.
+    assert str(main_global) == "13223bed-1a46-508e-8bbb-8e131f19affa"
