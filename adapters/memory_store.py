@@ -17,7 +17,7 @@ from sessionwatch.adapters.mapper import decode, session_stream_id, to_stored
 from sessionwatch.domain import session
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.session import SessionEvent, SessionState, SignalRecorded
-from sessionwatch.projections.models import SessionStatus
+from sessionwatch.projections.models import SessionStatus, StateChange
 from sessionwatch.projections.read_model import ReadModel, evolve_read_model
 from sessionwatch.projections.status import build_status, page_after
 
@@ -115,7 +115,8 @@ class MemorySignalStore:
         log = model.signals.get(identity, ())
         page, truncated = page_after(log, changes_since, limit)
         first = log[0].sequence if log else None
-        return build_status(state, changes_since, page, truncated=truncated, first_retained=first)
+        changes = [StateChange.from_event(s) for s in page]
+        return build_status(state, changes_since, changes, truncated=truncated, first_retained=first)
 
     def read_model(self) -> ReadModel:
         """The current read model (an immutable value)."""

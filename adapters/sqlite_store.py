@@ -28,8 +28,8 @@ from sessionwatch.adapters.store import StoreError
 from sessionwatch.domain import session
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.session import SessionDeleted, SessionEvent, SessionState, SignalRecorded
-from sessionwatch.domain.signals import Payload
-from sessionwatch.projections.models import SessionStatus
+from sessionwatch.domain.signals import PUBLIC_PAYLOAD_KEYS, Payload, from_epoch_ms
+from sessionwatch.projections.models import SessionStatus, StateChange
 from sessionwatch.projections.read_model import ReadModel
 from sessionwatch.projections.status import build_status
 
@@ -101,6 +101,10 @@ _INSERT_SIGNAL = f"INSERT INTO sw_signals ({_SIGNAL_COLUMNS}) VALUES (?,?,?,?,?,
 _INSERT_EVENT = (
     f"INSERT INTO {EVENTS_TABLE} (originator_id, originator_version, topic, state) VALUES (?,?,?,?)"
 )
+_SELECT_PAGE = (
+    "SELECT sequence, kind, actor_type, actor_id, run_id, occurred_at_ms, payload, summary FROM sw_signals"
+    " WHERE session_key=? AND agent_id=? AND sequence>? ORDER BY sequence LIMIT ?"
+)
 _SELECT_SESSION = f"SELECT {_SESSION_COLUMNS} FROM sw_sessions WHERE session_key=? AND agent_id=?"
 
 
@@ -132,6 +136,24 @@ def _signal(row: sqlite3.Row) -> SignalRecorded:
         summary=row[9],
         payload=Payload.model_validate_json(row[10]) if row[10] is not None else None,
         dedupe_key=row[11],
+    )
+
+
+def _state_change(row: sqlite3.Row) -> StateChange:
+    """A `changesSince` event straight from its row: the reconcile hot path builds one model per row."""
+    payload = None
+    if row[6] is not None:
+        shown = {k: v for k, v in orjson.loads(row[6]).items() if k in PUBLIC_PAYLOAD_KEYS}
+        payload = shown or None
+    return StateChange(
+        sequence=row[0],
+        kind=row[1],
+        actor_type=row[2],
+        occurred_at=from_epoch_ms(row[5]),
+        summary=row[7],
+        actor_id=row[3],
+        run_id=row[4],
+        payload=payload,
     )
 
 
@@ -373,15 +395,11 @@ class SqliteSignalStore:
             state = _state(row)
             if changes_since is None:
                 return build_status(state, None)
-            c.execute(
-                f"SELECT {_SIGNAL_COLUMNS} FROM sw_signals WHERE session_key=? AND agent_id=? AND sequence>?"
-                " ORDER BY sequence LIMIT ?",
-                (*identity, changes_since, limit + 1),
-            )
+            c.execute(_SELECT_PAGE, (*identity, changes_since, limit + 1))
             rows = c.fetchall()
             c.execute("SELECT MIN(sequence) FROM sw_signals WHERE session_key=? AND agent_id=?", identity)
             first = c.fetchone()[0]
-        page = [_signal(r) for r in rows[:limit]]
+        page = [_state_change(r) for r in rows[:limit]]
         return build_status(state, changes_since, page, truncated=len(rows) > limit, first_retained=first)
 
     def read_model(self) -> ReadModel:

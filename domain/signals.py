@@ -101,7 +101,13 @@ class Payload(BaseModel):
 
     def as_dict(self) -> dict[str, int | str]:
         """The set keys only, in a stable order."""
-        return {k: v for k, v in self.model_dump().items() if v is not None}
+        values = (
+            ("turns", self.turns),
+            ("channel", self.channel),
+            ("status", self.status),
+            ("outcome", self.outcome),
+        )
+        return {k: v for k, v in values if v is not None}
 
 
 def check_summary(summary: object) -> str:

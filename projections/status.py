@@ -49,7 +49,7 @@ def earliest_available_sequence(first_retained: int | None, head: int) -> int:
 def build_status(
     state: SessionState,
     changes_since: int | None,
-    page: Sequence[SignalRecorded] = (),
+    page: Sequence[StateChange] = (),
     *,
     truncated: bool = False,
     first_retained: int | None = None,
@@ -58,7 +58,7 @@ def build_status(
     if changes_since is None:
         return SessionStatus(session_key=state.session_key, state_version=state.head)
     changes = StateChanges(
-        events=tuple(StateChange.from_event(s) for s in page),
+        events=tuple(page),
         truncated=truncated,
         earliest_available_sequence=earliest_available_sequence(first_retained, state.head),
         history_gap=changes_since < state.pruned_through,
