@@ -11,6 +11,7 @@ from uuid import UUID, uuid5
 
 import orjson
 from eventsourcing.persistence import StoredEvent
+
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.session import (
     SessionDeleted,

@@ -13,6 +13,7 @@ from uuid import UUID
 
 from eventsourcing.persistence import StoredEvent
 from eventsourcing.popo import POPOApplicationRecorder
+
 from sessionwatch.adapters.mapper import decode, session_stream_id, to_stored
 from sessionwatch.domain import session
 from sessionwatch.domain.keys import SessionIdentity

@@ -23,6 +23,7 @@ from eventsourcing.sqlite import (
     SQLiteCursor,
     SQLiteDatastore,
 )
+
 from sessionwatch.adapters.mapper import decode, encode, session_stream_id
 from sessionwatch.adapters.store import StoreError
 from sessionwatch.domain import session

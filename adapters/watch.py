@@ -13,6 +13,7 @@ from types import TracebackType
 from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict
+
 from sessionwatch.adapters.clock import SystemClock
 from sessionwatch.adapters.memory_store import MemorySignalStore
 from sessionwatch.adapters.sqlite_store import SqliteSignalStore
@@ -35,6 +36,7 @@ from sessionwatch.domain.signals import (
     Actor,
     SignalKind,
     check_optional_text,
+    check_text,
     human_message_summary,
 )
 from sessionwatch.projections.models import SessionEntry, SessionRow, SessionStatus, Signal
@@ -42,6 +44,7 @@ from sessionwatch.projections.read_model import ReadModel
 from sessionwatch.projections.status import check_changes_since, clamp_limit
 
 logger = logging.getLogger("sessionwatch")
+logger.addHandler(logging.NullHandler())  # a library never prints through logging's last resort
 
 _MAX_KIND_LENGTH = 64
 
@@ -108,15 +111,18 @@ class SessionWatch:
         session_id: str | None = None,
         spawned_by: str | None = None,
         parent_session_key: str | None = None,
-        kind: str = session.DEFAULT_KIND,
+        kind: str | None = None,
     ) -> SessionEntry:
-        """Register a session or update its registry fields; None keeps a field's value."""
+        """Register a session or update its registry fields; None keeps a field's value.
+
+        A new session's kind is `main` unless given (SPEC §13 writes the default as `kind="main"`).
+        """
         identity = resolve_identity(key, agent_id)
         command = UpsertSession(
             session_key=identity.session_key,
             agent_id=identity.agent_id,
             session_id=check_optional_text(session_id, "session_id"),
-            kind=self._check_kind_name(kind),
+            kind=self._check_kind_name(kind) if kind is not None else None,
             spawned_by=check_key(spawned_by, "spawned_by") if spawned_by is not None else None,
             parent_session_key=(
                 check_key(parent_session_key, "parent_session_key")
@@ -278,8 +284,6 @@ class SessionWatch:
 
         def attempt() -> Signal | None:
             who = actor or Actor.human()
-            if who.actor_type != "human":
-                return None
             draft = check_signal(
                 session_key=key,
                 agent_id=agent_id,
@@ -293,6 +297,12 @@ class SessionWatch:
                 now=self._clock.now(),
             )
             with self._store.write() as tx:
+                # A duplicate returns the existing signal even where a new one would be refused.
+                existing = tx.signal_by_dedupe(draft.dedupe_key) if draft.dedupe_key else None
+                if existing is not None:
+                    return Signal.from_event(existing)
+                if who.actor_type != "human":
+                    return None
                 state = tx.session(draft.identity)
                 if session.human_message_is_gated(state, has_registered_watchers=False):
                     return None
@@ -321,7 +331,7 @@ class SessionWatch:
 
         def attempt() -> Signal:
             requester = check_key(requester_key, "requester_key")
-            run = check_optional_text(child_run_id, "child_run_id")
+            run = check_text(child_run_id, "child_run_id")
             draft = check_signal(
                 session_key=child_key,
                 agent_id=agent_id,
@@ -338,10 +348,7 @@ class SessionWatch:
                 if existing is not None:
                     return Signal.from_event(existing)
                 upsert = UpsertSession(
-                    session_key=draft.session_key,
-                    agent_id=draft.agent_id,
-                    kind=tx.session(draft.identity).kind,
-                    spawned_by=requester,
+                    session_key=draft.session_key, agent_id=draft.agent_id, spawned_by=requester
                 )
                 self._apply(tx, draft.identity, upsert)
                 return Signal.from_event(self._record_in(tx, draft))
@@ -364,7 +371,7 @@ class SessionWatch:
             check_key(requester_key, "requester_key")
             if outcome not in RUN_TERMINAL_SUMMARIES:
                 raise InvalidSignal("outcome", "must be ok, error, timeout or cancelled")
-            run = check_optional_text(run_id, "run_id")
+            run = check_text(run_id, "run_id")
             return self.record(
                 child_key,
                 kind=kind,
@@ -393,7 +400,7 @@ class SessionWatch:
             return None
 
         def attempt() -> Signal:
-            operation = check_optional_text(operation_id, "operation_id")
+            operation = check_text(operation_id, "operation_id")
             draft = check_signal(
                 session_key=key,
                 agent_id=agent_id,

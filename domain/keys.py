@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import unicodedata
 from typing import NamedTuple
 
 from sessionwatch.domain.errors import InvalidSignal
+from sessionwatch.domain.text import has_control_character
 
 MAX_KEY_LENGTH = 512
 _AGENT_PREFIX = "agent:"
@@ -43,10 +43,6 @@ def is_subagent_key(key: str) -> bool:
     return rest.lower().startswith("subagent:")
 
 
-def _has_control_character(text: str) -> bool:
-    return any(unicodedata.category(ch) in {"Cc", "Cs"} for ch in text)
-
-
 def key_problem(key: object) -> str | None:
     """Why `key` is malformed (SPEC §13.1), or None for a well-formed key."""
     if not isinstance(key, str):
@@ -55,7 +51,7 @@ def key_problem(key: object) -> str | None:
         return "must not be empty"
     if len(key) > MAX_KEY_LENGTH:
         return f"must be at most {MAX_KEY_LENGTH} characters"
-    if _has_control_character(key):
+    if has_control_character(key):
         return "must not contain control characters"
     if key.strip().startswith(_AGENT_PREFIX) and not is_agent_qualified(key):
         return "starts with 'agent:' but is not agent:<agentId>:<rest>"
@@ -92,7 +88,7 @@ def check_agent_id(agent_id: object) -> str:
     """An agent id is a non-empty token without `:`, whitespace or control characters."""
     if not isinstance(agent_id, str) or not agent_id.strip():
         raise InvalidSignal("agent_id", "must be a non-empty string")
-    if ":" in agent_id or agent_id != agent_id.strip() or _has_control_character(agent_id):
+    if ":" in agent_id or agent_id != agent_id.strip() or has_control_character(agent_id):
         raise InvalidSignal("agent_id", "must not contain ':', surrounding spaces or control characters")
     if len(agent_id) > MAX_KEY_LENGTH:
         raise InvalidSignal("agent_id", f"must be at most {MAX_KEY_LENGTH} characters")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
+
 from sessionwatch.domain.errors import InvalidSignal
 from sessionwatch.domain.keys import SessionIdentity, check_key, resolve_identity
 from sessionwatch.domain.session import RecordSignal

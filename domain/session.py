@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Literal, TypeAlias, assert_never
 
 from pydantic import BaseModel, ConfigDict
+
 from sessionwatch.domain.keys import SessionIdentity, is_agent_qualified
 from sessionwatch.domain.messages import Command, Event
 from sessionwatch.domain.signals import ActorType, Payload, SignalKind
@@ -75,12 +76,15 @@ SessionEvent: TypeAlias = SessionUpserted | SignalRecorded | SessionReset | Sess
 
 
 class UpsertSession(Command):
-    """Create the session, or change the registry fields given (None keeps the current value)."""
+    """Create the session, or change the registry fields given.
+
+    None keeps a field's current value; a new session's kind defaults to `main`.
+    """
 
     session_key: str
     agent_id: str
     session_id: str | None = None
-    kind: str = DEFAULT_KIND
+    kind: str | None = None
     spawned_by: str | None = None
     parent_session_key: str | None = None
 
@@ -182,7 +186,7 @@ def decide(command: SessionCommand, state: SessionState) -> list[SessionEvent]:
         case UpsertSession():
             wanted = {
                 "session_id": command.session_id or state.session_id,
-                "kind": command.kind,
+                "kind": command.kind or (state.kind if state.known else DEFAULT_KIND),
                 "spawned_by": command.spawned_by or state.spawned_by,
                 "parent_session_key": command.parent_session_key or state.parent_session_key,
             }

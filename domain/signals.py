@@ -8,7 +8,9 @@ from enum import StrEnum
 from typing import Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
+
 from sessionwatch.domain.errors import InvalidSignal
+from sessionwatch.domain.text import has_control_character
 
 MAX_SUMMARY_LENGTH = 200
 MAX_PAYLOAD_BYTES = 4096
@@ -116,9 +118,9 @@ def check_summary(summary: object) -> str:
         raise InvalidSignal("summary", "must be a string")
     if not summary.strip():
         raise InvalidSignal("summary", "must not be empty")
-    if "\n" in summary or "\r" in summary:
+    if len(summary.splitlines()) > 1 or "\n" in summary or "\r" in summary:
         raise InvalidSignal("summary", "must be a single line")
-    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in summary):  # noqa: PLR2004 - C0 controls and DEL
+    if has_control_character(summary):
         raise InvalidSignal("summary", "must not contain control characters")
     if len(summary) > MAX_SUMMARY_LENGTH:
         raise InvalidSignal("summary", f"must be at most {MAX_SUMMARY_LENGTH} characters")
@@ -174,10 +176,18 @@ def _check_payload_value(key: str, value: object) -> None:
             raise InvalidSignal("payload", "outcome must be one of error, timeout, cancelled")
     elif not isinstance(value, str) or not value.strip():
         raise InvalidSignal("payload", f"{key} must be a non-empty string")
-    elif any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):  # noqa: PLR2004 - C0 controls and DEL
+    elif has_control_character(value):
         raise InvalidSignal("payload", f"{key} must be a single line without control characters")
     else:
         _check_encodable(value, "payload")
+
+
+def check_text(value: object, field: str, max_length: int = 512) -> str:
+    """A required id (run id, operation id): a short single-line non-empty string."""
+    checked = check_optional_text(value, field, max_length)
+    if checked is None:
+        raise InvalidSignal(field, "is required")
+    return checked
 
 
 def check_optional_text(value: object, field: str, max_length: int = 512) -> str | None:
@@ -188,8 +198,8 @@ def check_optional_text(value: object, field: str, max_length: int = 512) -> str
         raise InvalidSignal(field, "must be a non-empty string")
     if len(value) > max_length:
         raise InvalidSignal(field, f"must be at most {max_length} characters")
-    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):  # noqa: PLR2004
-        raise InvalidSignal(field, "must not contain control characters")
+    if has_control_character(value):
+        raise InvalidSignal(field, "must not contain control characters or line breaks")
     _check_encodable(value, field)
     return value
 

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
+
 from sessionwatch.domain.session import SessionState, SignalRecorded
 from sessionwatch.domain.signals import (
     PUBLIC_PAYLOAD_KEYS,
@@ -53,6 +54,27 @@ class Signal(BaseModel):
             payload=event.payload.as_dict() if event.payload else None,
             dedupe_key=event.dedupe_key,
         )
+
+    def to_json(self) -> dict[str, Any]:
+        """camelCase, `occurredAt` in epoch ms, optional fields omitted when empty (as §7.1)."""
+        out: dict[str, Any] = {
+            "sequence": self.sequence,
+            "sessionKey": self.session_key,
+            "agentId": self.agent_id,
+            "kind": self.kind.value,
+            "actorType": self.actor_type,
+            "occurredAt": to_epoch_ms(self.occurred_at),
+            "summary": self.summary,
+        }
+        optional = {
+            "sessionId": self.session_id,
+            "actorId": self.actor_id,
+            "runId": self.run_id,
+            "payload": dict(self.payload) if self.payload else None,
+            "dedupeKey": self.dedupe_key,
+        }
+        out.update({k: v for k, v in optional.items() if v})
+        return out
 
 
 class StateChange(BaseModel):

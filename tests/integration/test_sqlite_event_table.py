@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
-
 from helpers import FakeClock
 
 import sessionwatch

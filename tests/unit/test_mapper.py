@@ -86,7 +86,7 @@ def test_a_stored_body_written_by_version_one_still_decodes() -> None:
 
 
 def test_an_unknown_stored_name_is_refused_not_guessed() -> None:
-    with pytest.raises(UnknownStoredEvent, match="session.signal_recorded.v9"):
+    with pytest.raises(UnknownStoredEvent, match=r"session\.signal_recorded\.v9"):
         decode("session.signal_recorded.v9", b"{}")
 
 

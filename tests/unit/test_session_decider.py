@@ -1,0 +1,262 @@
+"""The Session stream's decide/evolve (SPEC §2, §4, §9), as given / when / then."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sessionwatch.domain.keys import SessionIdentity
+from sessionwatch.domain.session import (
+    DeleteSession,
+    RecordSignal,
+    ResetSession,
+    SessionDeleted,
+    SessionEvent,
+    SessionReset,
+    SessionState,
+    SessionUpserted,
+    SignalRecorded,
+    UpsertSession,
+    decide,
+    evolve,
+    human_message_is_gated,
+    initial,
+    spawn_edge_watcher,
+)
+from sessionwatch.domain.signals import SignalKind
+
+CHILD = SessionIdentity("agent:main:subagent:child", "main")
+KEY, AGENT = CHILD
+WHEN_MS = 1_796_000_000_000
+
+
+def given(*events: SessionEvent) -> SessionState:
+    """Fold the given events over the child's initial state."""
+    state = initial(CHILD)
+    for event in events:
+        state = evolve(state, event)
+    return state
+
+
+def fold(state: SessionState, events: Iterable[SessionEvent]) -> SessionState:
+    for event in events:
+        state = evolve(state, event)
+    return state
+
+
+def upserted(**fields: str | None) -> SessionUpserted:
+    return SessionUpserted(session_key=KEY, agent_id=AGENT, **fields)
+
+
+def upsert(**fields: str | None) -> UpsertSession:
+    return UpsertSession(session_key=KEY, agent_id=AGENT, **fields)
+
+
+def record(sequence: int) -> RecordSignal:
+    return RecordSignal(
+        sequence=sequence,
+        session_key=KEY,
+        agent_id=AGENT,
+        kind=SignalKind.GOAL_CHANGED,
+        actor_type="system",
+        occurred_at_ms=WHEN_MS,
+        summary="goal updated",
+    )
+
+
+def recorded(sequence: int) -> SignalRecorded:
+    return SignalRecorded(**record(sequence).model_dump())
+
+
+RESET = ResetSession(session_key=KEY, agent_id=AGENT)
+DELETE = DeleteSession(session_key=KEY, agent_id=AGENT)
+
+
+# ---------------------------------------------------------------------------------------- upsert
+
+
+def test_upserting_an_unknown_session_registers_it() -> None:
+    state = given()
+    events = decide(upsert(spawned_by="agent:main:main"), state)
+    assert events == [upserted(spawned_by="agent:main:main")]
+
+
+def test_upserting_an_unknown_session_with_defaults_still_registers_it() -> None:
+    state = given()
+    events = decide(upsert(), state)
+    assert events == [upserted()]
+
+
+def test_upserting_the_same_fields_again_is_a_no_op() -> None:
+    state = given(upserted(kind="cron", spawned_by="agent:main:main", session_id="s-1"))
+    events = decide(upsert(kind="cron", spawned_by="agent:main:main", session_id="s-1"), state)
+    assert events == []
+
+
+def test_upserting_without_optional_fields_keeps_the_registered_ones() -> None:
+    state = given(upserted(spawned_by="agent:main:main", parent_session_key="agent:main:p", session_id="s-1"))
+    events = decide(upsert(), state)
+    assert events == []
+
+
+def test_upserting_a_changed_field_records_the_merged_entry() -> None:
+    state = given(upserted(spawned_by="agent:main:main", session_id="s-1"))
+    events = decide(upsert(session_id="s-2", kind="cron"), state)
+    assert events == [upserted(spawned_by="agent:main:main", session_id="s-2", kind="cron")]
+
+
+def test_a_session_that_recorded_a_signal_is_known_without_an_upsert() -> None:
+    state = given(recorded(4))
+    assert state.known
+    assert state.head == 4
+
+
+# ---------------------------------------------------------------------------------------- record
+
+
+def test_recording_above_the_head_appends_the_signal() -> None:
+    state = given(upserted(), recorded(3))
+    events = decide(record(7), state)
+    assert events == [recorded(7)]
+
+
+def test_recording_at_the_head_is_a_no_op() -> None:
+    state = given(recorded(3), recorded(7))
+    events = decide(record(7), state)
+    assert events == []
+
+
+def test_recording_below_the_head_is_a_no_op() -> None:
+    state = given(recorded(3), recorded(7))
+    events = decide(record(5), state)
+    assert events == []
+
+
+def test_the_head_is_the_highest_recorded_sequence() -> None:
+    state = given(recorded(3), recorded(9), recorded(11))
+    assert state.head == 11
+
+
+def test_the_head_never_goes_down_when_an_older_sequence_is_replayed() -> None:
+    state = given(recorded(9), recorded(4))
+    assert state.head == 9
+
+
+def test_a_signal_carrying_a_session_id_sets_the_incarnation_and_one_without_keeps_it() -> None:
+    with_id = SignalRecorded(**{**record(2).model_dump(), "session_id": "s-9"})
+    state = given(with_id, recorded(3))
+    assert state.session_id == "s-9"
+
+
+# ----------------------------------------------------------------------------------------- reset
+
+
+def test_resetting_an_unknown_session_is_a_no_op() -> None:
+    state = given()
+    events = decide(RESET, state)
+    assert events == []
+
+
+def test_resetting_a_known_session_records_the_reset() -> None:
+    state = given(upserted())
+    events = decide(RESET, state)
+    assert events == [SessionReset(session_key=KEY, agent_id=AGENT)]
+
+
+def test_a_reset_keeps_the_head_and_the_registry_entry() -> None:
+    state = given(upserted(spawned_by="agent:main:main"), recorded(5))
+    after = fold(state, decide(RESET, state))
+    assert after == state
+
+
+# ---------------------------------------------------------------------------------------- delete
+
+
+def test_deleting_an_unknown_session_is_a_no_op() -> None:
+    state = given()
+    events = decide(DELETE, state)
+    assert events == []
+
+
+def test_deleting_a_known_session_records_the_deletion() -> None:
+    state = given(upserted(), recorded(5))
+    events = decide(DELETE, state)
+    assert events == [SessionDeleted(session_key=KEY, agent_id=AGENT)]
+
+
+def test_a_deleted_session_is_forgotten_with_its_head() -> None:
+    state = given(upserted(spawned_by="agent:main:main"), recorded(5))
+    after = fold(state, decide(DELETE, state))
+    assert after == initial(CHILD)
+
+
+def test_deleting_a_deleted_session_again_is_a_no_op() -> None:
+    state = given(upserted(), recorded(5), SessionDeleted(session_key=KEY, agent_id=AGENT))
+    events = decide(DELETE, state)
+    assert events == []
+
+
+def test_recording_after_a_deletion_starts_a_fresh_identity() -> None:
+    state = given(recorded(5), SessionDeleted(session_key=KEY, agent_id=AGENT))
+    after = fold(state, decide(record(8), state))
+    assert (after.known, after.head, after.spawned_by) == (True, 8, None)
+
+
+# ------------------------------------------------------------------------------ spawn-edge watcher
+
+
+def test_the_spawn_edge_watcher_is_the_spawning_session() -> None:
+    state = given(upserted(spawned_by="agent:main:main", parent_session_key="agent:main:other"))
+    assert spawn_edge_watcher(state) == "agent:main:main"
+
+
+def test_without_a_spawner_the_parent_session_is_the_spawn_edge_watcher() -> None:
+    state = given(upserted(parent_session_key="agent:main:parent"))
+    assert spawn_edge_watcher(state) == "agent:main:parent"
+
+
+def test_a_session_with_neither_spawner_nor_parent_has_no_spawn_edge_watcher() -> None:
+    state = given(upserted())
+    assert spawn_edge_watcher(state) is None
+
+
+def test_a_bare_parent_key_is_never_a_spawn_edge_watcher() -> None:
+    state = given(upserted(parent_session_key="global"))
+    assert spawn_edge_watcher(state) is None
+
+
+def test_a_bare_spawner_key_is_never_a_spawn_edge_watcher() -> None:
+    state = given(upserted(spawned_by="main"))
+    assert spawn_edge_watcher(state) is None
+
+
+# ---------------------------------------------------------------------------------------- gating
+
+
+def test_a_human_message_on_an_unwatched_session_is_gated() -> None:
+    state = given(upserted())
+    assert human_message_is_gated(state, has_registered_watchers=False)
+
+
+def test_a_human_message_on_an_unknown_session_is_gated() -> None:
+    state = given()
+    assert human_message_is_gated(state, has_registered_watchers=False)
+
+
+def test_a_human_message_on_a_spawned_session_is_not_gated() -> None:
+    state = given(upserted(spawned_by="agent:main:main"))
+    assert not human_message_is_gated(state, has_registered_watchers=False)
+
+
+def test_a_human_message_on_a_child_of_an_agent_qualified_parent_is_not_gated() -> None:
+    state = given(upserted(parent_session_key="agent:main:parent"))
+    assert not human_message_is_gated(state, has_registered_watchers=False)
+
+
+def test_a_human_message_on_a_child_of_a_bare_parent_is_gated() -> None:
+    state = given(upserted(parent_session_key="global"))
+    assert human_message_is_gated(state, has_registered_watchers=False)
+
+
+def test_a_human_message_on_a_session_with_registered_watchers_is_not_gated() -> None:
+    state = given(upserted())
+    assert not human_message_is_gated(state, has_registered_watchers=True)
