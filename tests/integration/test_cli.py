@@ -1,0 +1,609 @@
+"""The `sessionwatch` command line end to end: in-process through `main`, and as real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import sessionwatch
+from sessionwatch import Actor, SessionWatch
+from sessionwatch.adapters.cli import main
+
+CHILD = "agent:main:subagent:child"
+MANAGER = "agent:main:main"
+SCRIPT = Path(sys.executable).parent / "sessionwatch"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    code: int
+    out: str
+    err: str
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> Outcome:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return Outcome(code, captured.out, captured.err)
+
+
+def run_process(command: list[str], *argv: str, cwd: Path) -> Outcome:
+    env = {k: v for k, v in os.environ.items() if k != "SESSIONWATCH_URL"}
+    done = subprocess.run(
+        [*command, *argv], capture_output=True, text=True, cwd=cwd, env=env, check=False, timeout=120
+    )
+    return Outcome(done.returncode, done.stdout, done.stderr)
+
+
+def assert_one_line_error(outcome: Outcome) -> str:
+    assert outcome.code == 2
+    assert outcome.out == ""
+    lines = outcome.err.splitlines()
+    assert len(lines) == 1, outcome.err
+    assert lines[0].startswith("sessionwatch: error: ")
+    assert lines[0].removeprefix("sessionwatch: error: ").strip()
+    assert "Traceback" not in outcome.err
+    return lines[0]
+
+
+def snapshot(url: str) -> tuple[list[dict[str, Any]], int]:
+    """Everything a command could have written: the session list and the event count."""
+    with sessionwatch.open(url) as watch:
+        return [row.to_json() for row in watch.sessions_list()], sum(1 for _ in watch.store.replay())
+
+
+@pytest.fixture
+def url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'state.db'}"
+
+
+@pytest.fixture
+def seeded(url: str) -> dict[str, int]:
+    """A spawn, a human turn, a goal change and a failed run on CHILD; an unsignalled session."""
+    with sessionwatch.open(url) as watch:
+        spawn = watch.record_spawn(requester_key=MANAGER, child_key=CHILD, child_run_id="run-1")
+        human = watch.record_human_message(CHILD, channel="telegram")
+        goal = watch.record_goal_changed(CHILD, summary="goal updated", actor=Actor.human())
+        failed = watch.record_run_terminal(
+            child_key=CHILD, run_id="run-1", requester_key=MANAGER, outcome="error"
+        )
+        watch.upsert_session(MANAGER)
+        watch.upsert_session("global", agent_id="ops")
+        assert spawn is not None
+        assert human is not None
+        assert goal is not None
+        assert failed is not None
+        return {
+            "spawn": spawn.sequence,
+            "human": human.sequence,
+            "goal": goal.sequence,
+            "failed": failed.sequence,
+        }
+
+
+def open_url(url: str) -> SessionWatch:
+    return sessionwatch.open(url)
+
+
+# ------------------------------------------------------------------------------------------- record
+
+
+def test_record_prints_one_text_line_and_stores_the_signal(
+    capsys: pytest.CaptureFixture[str], url: str
+) -> None:
+    outcome = cli(capsys, "record", "goal_changed", MANAGER, "--summary", "goal created", "--db", url)
+
+    assert outcome.code == 0
+    assert outcome.err == ""
+    assert outcome.out == f"recorded #1 goal_changed on {MANAGER} (agent main) by human: goal created\n"
+    with open_url(url) as watch:
+        assert watch.session_status(MANAGER).state_version == 1
+
+
+def test_record_json_prints_the_recorded_signal_in_camel_case(
+    capsys: pytest.CaptureFixture[str], url: str
+) -> None:
+    outcome = cli(
+        capsys,
+        "--json",
+        "record",
+        "run_failed",
+        CHILD,
+        "--summary",
+        "child run failed",
+        "--actor",
+        "system",
+        "--payload",
+        '{"outcome": "timeout"}',
+        "--dedupe-key",
+        "run-terminal:r7",
+        "--run-id",
+        "r7",
+        "--db",
+        url,
+    )
+
+    assert outcome.code == 0
+    printed = json.loads(outcome.out)
+    assert isinstance(printed.pop("occurredAt"), int)
+    assert printed == {
+        "sequence": 1,
+        "sessionKey": CHILD,
+        "agentId": "main",
+        "kind": "run_failed",
+        "actorType": "system",
+        "summary": "child run failed",
+        "runId": "r7",
+        "payload": {"outcome": "timeout"},
+        "dedupeKey": "run-terminal:r7",
+    }
+
+
+@pytest.mark.parametrize(
+    ("option", "actor_type", "actor_id"),
+    [
+        ("human", "human", None),
+        ("system", "system", None),
+        (f"agent:{MANAGER}", "agent", MANAGER),
+    ],
+)
+def test_record_actor_option_names_a_human_the_system_or_an_agent_session(
+    capsys: pytest.CaptureFixture[str], url: str, option: str, actor_type: str, actor_id: str | None
+) -> None:
+    outcome = cli(
+        capsys, "record", "goal_changed", CHILD, "--summary", "goal updated", "--actor", option, "--db", url
+    )
+
+    assert outcome.code == 0
+    with open_url(url) as watch:
+        change = watch.session_status(CHILD, changes_since=0).state_changes
+        assert change is not None
+        assert (change.events[0].actor_type, change.events[0].actor_id) == (actor_type, actor_id)
+
+
+def test_record_without_actor_records_a_human(capsys: pytest.CaptureFixture[str], url: str) -> None:
+    outcome = cli(capsys, "--json", "record", "goal_changed", CHILD, "--summary", "goal set", "--db", url)
+
+    assert json.loads(outcome.out)["actorType"] == "human"
+
+
+def test_record_with_a_known_dedupe_key_returns_the_existing_signal_and_keeps_the_head(
+    capsys: pytest.CaptureFixture[str], url: str
+) -> None:
+    argv = ["--json", "record", "compacted", CHILD, "--summary", "session compacted", "--db", url]
+    first = cli(capsys, *argv, "--dedupe-key", "compacted:op-1")
+    cli(capsys, "record", "goal_changed", MANAGER, "--summary", "goal updated", "--db", url)
+    again = cli(capsys, *argv, "--dedupe-key", "compacted:op-1")
+
+    assert json.loads(again.out) == json.loads(first.out)
+    with open_url(url) as watch:
+        assert watch.session_status(CHILD).state_version == json.loads(first.out)["sequence"]
+
+
+def test_record_on_a_bare_key_takes_its_agent_from_the_agent_option(
+    capsys: pytest.CaptureFixture[str], url: str
+) -> None:
+    outcome = cli(
+        capsys,
+        "--json",
+        "record",
+        "adopted",
+        "global",
+        "--summary",
+        "session adopted",
+        "--agent",
+        "ops",
+        "--db",
+        url,
+    )
+
+    assert outcome.code == 0
+    assert json.loads(outcome.out)["agentId"] == "ops"
+    with open_url(url) as watch:
+        assert watch.session_status("global", agent_id="ops").state_version == 1
+
+
+# ------------------------------------------------------------------------------------------- status
+
+
+def test_status_text_shows_the_head_and_one_line_per_change_after_since(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
+) -> None:
+    outcome = cli(capsys, "status", CHILD, "--since", str(seeded["spawn"]), "--db", url)
+
+    assert outcome.code == 0
+    lines = outcome.out.splitlines()
+    assert lines[0] == f"{CHILD}  stateVersion {seeded['failed']}"
+    assert lines[1] == f"3 changes (earliest available sequence {seeded['spawn']})"
+    assert [line.split()[0] for line in lines[2:]] == [
+        f"#{seeded['human']}",
+        f"#{seeded['goal']}",
+        f"#{seeded['failed']}",
+    ]
+    assert "human_direct_message  human: human message via telegram" in lines[2]
+    assert 'run_failed  system run run-1: child run failed {"outcome": "error"}' in lines[4]
+
+
+def test_status_json_is_the_reconciliation_object_of_section_7_1(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
+) -> None:
+    outcome = cli(capsys, "status", CHILD, "--json", "--since", str(seeded["human"]), "--db", url)
+
+    printed = json.loads(outcome.out)
+    assert printed["sessionKey"] == CHILD
+    assert printed["stateVersion"] == seeded["failed"]
+    changes = printed["stateChanges"]
+    assert [e["sequence"] for e in changes["events"]] == [seeded["goal"], seeded["failed"]]
+    assert changes["events"][1]["payload"] == {"outcome": "error"}
+    assert changes["events"][1]["runId"] == "run-1"
+    assert all(isinstance(e["occurredAt"], int) for e in changes["events"])
+    assert changes["truncated"] is False
+    assert changes["earliestAvailableSequence"] == seeded["spawn"]
+    assert changes["historyGap"] is False
+    with open_url(url) as watch:
+        assert printed == watch.session_status(CHILD, changes_since=seeded["human"]).to_json()
+
+
+def test_status_without_since_prints_only_the_head(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
+) -> None:
+    text = cli(capsys, "status", CHILD, "--db", url)
+    printed = cli(capsys, "status", CHILD, "--db", url, "--json")
+
+    assert text.out == f"{CHILD}  stateVersion {seeded['failed']}\n"
+    assert json.loads(printed.out) == {"sessionKey": CHILD, "stateVersion": seeded["failed"]}
+
+
+def test_status_limit_pages_the_delta_and_says_it_was_truncated(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
+) -> None:
+    printed = cli(capsys, "--json", "status", CHILD, "--since", "0", "--limit", "2", "--db", url)
+    text = cli(capsys, "status", CHILD, "--since", "0", "--limit", "2", "--db", url)
+
+    changes = json.loads(printed.out)["stateChanges"]
+    assert [e["sequence"] for e in changes["events"]] == [seeded["spawn"], seeded["human"]]
+    assert changes["truncated"] is True
+    assert (
+        text.out.splitlines()[-1] == f"truncated: more changes exist; continue with --since {seeded['human']}"
+    )
+
+
+def test_status_of_a_session_known_but_never_signalled_is_state_version_zero(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
+) -> None:
+    assert seeded
+    outcome = cli(capsys, "--json", "status", "global", "--agent", "ops", "--since", "0", "--db", url)
+
+    assert json.loads(outcome.out) == {
+        "sessionKey": "global",
+        "stateVersion": 0,
+        "stateChanges": {
+            "events": [],
+            "truncated": False,
+            "earliestAvailableSequence": 0,
+            "historyGap": False,
+        },
+    }
+
+
+# --------------------------------------------------------------------------------------------- list
+
+
+def test_list_prints_every_session_and_a_state_version_only_above_zero(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
+) -> None:
+    text = cli(capsys, "list", "--db", url)
+    printed = cli(capsys, "list", "--db", url, "--json")
+
+    assert json.loads(printed.out) == [
+        {"sessionKey": MANAGER, "agentId": "main", "kind": "main"},
+        {"sessionKey": CHILD, "agentId": "main", "kind": "main", "stateVersion": seeded["failed"]},
+        {"sessionKey": "global", "agentId": "ops", "kind": "main"},
+    ]
+    lines = text.out.splitlines()
+    assert len(lines) == 3
+    assert "stateVersion" not in lines[0]
+    assert lines[1].split() == [CHILD, "agent", "main", "kind", "main", "stateVersion", str(seeded["failed"])]
+    assert lines[2].split()[:3] == ["global", "agent", "ops"]
+
+
+def test_list_agent_option_keeps_only_that_agents_sessions(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
+) -> None:
+    assert seeded
+    outcome = cli(capsys, "--json", "list", "--agent", "ops", "--db", url)
+
+    assert json.loads(outcome.out) == [{"sessionKey": "global", "agentId": "ops", "kind": "main"}]
+
+
+def test_list_of_an_empty_store_says_so(capsys: pytest.CaptureFixture[str], url: str) -> None:
+    with open_url(url):
+        pass
+    text = cli(capsys, "list", "--db", url)
+    printed = cli(capsys, "list", "--json", "--db", url)
+
+    assert (text.code, text.out) == (0, "no sessions\n")
+    assert json.loads(printed.out) == []
+
+
+# ---------------------------------------------------------------------------------- global options
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--db", "{url}", "--json", "status", CHILD],
+        ["--json", "status", CHILD, "--db", "{url}"],
+        ["status", "--db", "{url}", CHILD, "--json"],
+        ["--db", "{other}", "status", CHILD, "--db", "{url}", "--json"],
+    ],
+)
+def test_db_and_json_are_accepted_before_and_after_the_subcommand(
+    capsys: pytest.CaptureFixture[str], url: str, tmp_path: Path, seeded: dict[str, int], argv: list[str]
+) -> None:
+    other = f"sqlite:///{tmp_path / 'missing.db'}"
+    outcome = cli(capsys, *(a.format(url=url, other=other) for a in argv))
+
+    assert outcome.code == 0
+    assert json.loads(outcome.out)["stateVersion"] == seeded["failed"]
+
+
+def test_a_plain_path_names_a_sqlite_file(
+    capsys: pytest.CaptureFixture[str], url: str, tmp_path: Path, seeded: dict[str, int]
+) -> None:
+    outcome = cli(capsys, "--json", "status", CHILD, "--db", str(tmp_path / "state.db"))
+
+    assert url.endswith("state.db")
+    assert json.loads(outcome.out)["stateVersion"] == seeded["failed"]
+
+
+def test_without_db_the_store_is_sessionwatch_url(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SESSIONWATCH_URL", url)
+    outcome = cli(capsys, "--json", "status", CHILD)
+
+    assert json.loads(outcome.out)["stateVersion"] == seeded["failed"]
+
+
+def test_without_db_nor_environment_the_store_is_sessionwatch_db_in_the_working_directory(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SESSIONWATCH_URL", raising=False)
+    monkeypatch.chdir(tmp_path)
+    cli(capsys, "record", "goal_changed", MANAGER, "--summary", "goal created")
+    outcome = cli(capsys, "--json", "status", MANAGER)
+
+    assert json.loads(outcome.out)["stateVersion"] == 1
+    assert (tmp_path / "sessionwatch.db").is_file()
+
+
+def test_help_prints_usage_on_stdout_and_succeeds(capsys: pytest.CaptureFixture[str]) -> None:
+    outcome = cli(capsys, "--help")
+    record = cli(capsys, "record", "--help")
+
+    assert outcome.code == 0
+    assert outcome.out.startswith("usage: sessionwatch")
+    assert "status" in outcome.out
+    assert record.code == 0
+    assert "--dedupe-key" in record.out
+    assert outcome.err == record.err == ""
+
+
+# ------------------------------------------------------------------------------------------- errors
+
+BAD_INPUT = [
+    pytest.param([], "the following arguments are required: COMMAND", id="no-command"),
+    pytest.param(["bogus"], "invalid choice: 'bogus'", id="unknown-command"),
+    pytest.param(["record"], "the following arguments are required: KIND, KEY, --summary", id="record-bare"),
+    pytest.param(["record", "goal_changed", CHILD], "--summary", id="no-summary"),
+    pytest.param(["record", "nope", CHILD, "--summary", "s"], "kind: unknown kind 'nope'", id="kind"),
+    pytest.param(
+        ["record", "goal_changed", "agent:main", "--summary", "s"], "session_key: ", id="malformed-key"
+    ),
+    pytest.param(["record", "goal_changed", "global", "--summary", "s"], "agent_id: ", id="bare-key"),
+    pytest.param(
+        ["record", "goal_changed", "agent:main:\nx", "--summary", "s"], "session_key: ", id="newline-key"
+    ),
+    pytest.param(
+        ["record", "goal_changed", CHILD, "--summary", "a\nb"], "summary: must be a single line", id="lines"
+    ),
+    pytest.param(
+        ["record", "goal_changed", CHILD, "--summary", "x" * 201], "summary: must be at most", id="long"
+    ),
+    pytest.param(
+        ["record", "goal_changed", CHILD, "--summary", " "], "summary: must not be empty", id="blank"
+    ),
+    pytest.param(
+        ["record", "goal_changed", CHILD, "--summary", "s", "--payload", "{"], "--payload: ", id="json"
+    ),
+    pytest.param(
+        ["record", "goal_changed", CHILD, "--summary", "s", "--payload", "[1]"], "JSON object", id="list"
+    ),
+    pytest.param(
+        ["record", "goal_changed", CHILD, "--summary", "s", "--payload", '{"status": NaN}'], "NaN", id="nan"
+    ),
+    pytest.param(
+        ["record", "goal_changed", CHILD, "--summary", "s", "--payload", '{"text": "hello"}'],
+        "payload: keys ['text'] are not allowed",
+        id="payload-key",
+    ),
+    pytest.param(
+        ["record", "goal_changed", CHILD, "--summary", "s", "--payload", json.dumps({"status": "x" * 5000})],
+        "payload: must be at most 4096 bytes",
+        id="payload-size",
+    ),
+    pytest.param(
+        ["record", "goal_changed", CHILD, "--summary", "s", "--actor", "robot"], "--actor: ", id="actor"
+    ),
+    pytest.param(
+        ["record", "goal_changed", CHILD, "--summary", "s", "--actor", "agent:"], "--actor: ", id="agent"
+    ),
+    pytest.param(
+        ["record", "goal_changed", CHILD, "--summary", "s", "--actor", "agent:agent:main"],
+        "actor_id: ",
+        id="agent-key",
+    ),
+    pytest.param(
+        ["record", "goal_changed", CHILD, "--summary", "s", "--run-id", ""], "run_id: ", id="run-id"
+    ),
+    pytest.param(
+        ["record", "goal_changed", CHILD, "--summary", "s", "--sumary", "t"], "unrecognized", id="flag"
+    ),
+    pytest.param(["status", CHILD, "--since", "-1"], "changes_since: must be >= 0", id="since-negative"),
+    pytest.param(["status", CHILD, "--since", "x"], "changes_since: must be an integer", id="since-text"),
+    pytest.param(["status", CHILD, "--since", "1.5"], "changes_since: must be an integer", id="since-float"),
+    pytest.param(["status", CHILD, "--limit", "many"], "limit: must be an integer", id="limit"),
+    pytest.param(["status", "agent:main:nobody"], "Unknown sessionKey: agent:main:nobody", id="unknown"),
+    pytest.param(
+        ["--json", "status", "agent:main:nobody", "--since", "0"], "Unknown sessionKey", id="unknown-json"
+    ),
+    pytest.param(
+        ["status", "global"], "agent_id: a bare key ('global') needs an explicit agent id", id="bare"
+    ),
+    pytest.param(["status", "global", "--agent", "main"], "Unknown sessionKey: global", id="other-agent"),
+    pytest.param(["status", CHILD, "--agent", "ops"], "agent_id: ", id="contradicting-agent"),
+    pytest.param(["status"], "the following arguments are required: KEY", id="status-bare"),
+    pytest.param(["list", "extra"], "unrecognized arguments: extra", id="list-extra"),
+    pytest.param(["demo", "--db", "memory://"], "needs a SQLite file", id="demo-memory"),
+]
+
+
+@pytest.mark.parametrize(("argv", "message"), BAD_INPUT)
+def test_bad_input_prints_one_error_line_nothing_on_stdout_and_writes_nothing(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int], argv: list[str], message: str
+) -> None:
+    before = snapshot(url)
+    db = [] if "--db" in argv else ["--db", url]
+    outcome = cli(capsys, *argv, *db)
+
+    line = assert_one_line_error(outcome)
+    assert message in line
+    assert seeded
+    assert snapshot(url) == before
+
+
+def test_a_control_character_in_the_input_is_escaped_in_the_error_line(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
+) -> None:
+    assert seeded
+    outcome = cli(capsys, "list", "ghost\x1b\nline", "--db", url)
+
+    line = assert_one_line_error(outcome)
+    assert line == "sessionwatch: error: unrecognized arguments: ghost\\x1b\\nline"
+
+
+def test_a_unicode_line_separator_in_the_input_is_escaped_in_the_error_line(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
+) -> None:
+    assert seeded
+    outcome = cli(capsys, "list", "ghost\u2028line\u0085end", "--db", url)
+
+    line = assert_one_line_error(outcome)
+    assert line == "sessionwatch: error: unrecognized arguments: ghost\\u2028line\\x85end"
+
+
+@pytest.mark.parametrize(
+    ("db", "message"),
+    [
+        ("postgresql://user@127.0.0.1/db", "url: PostgreSQL stores are not supported"),
+        ("ftp://host/x", "url: unknown scheme 'ftp'"),
+        ("sqlite://host/x.db", "url: sqlite URLs have no host"),
+        ("sqlite:///x.db?synchronous=sometimes", "url: synchronous must be normal or full"),
+        ("", "url: must be a non-empty string"),
+    ],
+)
+def test_an_unusable_store_url_is_one_error_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, db: str, message: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    outcome = cli(capsys, "record", "goal_changed", CHILD, "--summary", "s", "--db", db)
+
+    assert message in assert_one_line_error(outcome)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_store_in_a_missing_directory_is_one_error_line_and_creates_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    outcome = cli(
+        capsys, "record", "goal_changed", CHILD, "--summary", "s", "--db", str(tmp_path / "no" / "x.db")
+    )
+
+    assert "does not exist" in assert_one_line_error(outcome)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv", [["status", CHILD], ["list"], ["--json", "status", CHILD, "--since", "0"]])
+def test_reading_a_missing_store_is_an_error_and_does_not_create_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str]
+) -> None:
+    outcome = cli(capsys, *argv, "--db", str(tmp_path / "missing.db"))
+
+    assert "no store at" in assert_one_line_error(outcome)
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------------------------- real processes
+
+
+@pytest.fixture(params=["python-m", "console-script"])
+def launcher(request: pytest.FixtureRequest) -> list[str]:
+    if request.param == "python-m":
+        return [sys.executable, "-m", "sessionwatch"]
+    assert SCRIPT.is_file(), f"the console script is not installed next to {sys.executable}"
+    return [str(SCRIPT)]
+
+
+def test_a_process_records_and_another_reconciles_through_the_same_file(
+    launcher: list[str], tmp_path: Path
+) -> None:
+    recorded = run_process(
+        launcher, "--db", "state.db", "record", "human_direct_message", CHILD, "--summary",
+        "human message via telegram", "--payload", '{"channel": "telegram"}', "--json", cwd=tmp_path,
+    )  # fmt: skip
+    status = run_process(
+        launcher, "status", CHILD, "--since", "0", "--json", "--db", "state.db", cwd=tmp_path
+    )
+    listing = run_process(launcher, "list", "--db", "state.db", cwd=tmp_path)
+
+    assert (recorded.code, recorded.err) == (0, "")
+    sequence = json.loads(recorded.out)["sequence"]
+    assert (status.code, status.err) == (0, "")
+    printed = json.loads(status.out)
+    assert printed["stateVersion"] == sequence
+    assert printed["stateChanges"]["events"][0]["payload"] == {"channel": "telegram"}
+    assert listing.out.split() == [CHILD, "agent", "main", "kind", "main", "stateVersion", str(sequence)]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["status", CHILD, "--since", "-1", "--db", "state.db"], "changes_since: must be >= 0"),
+        (["record", "goal_changed", CHILD, "--db", "state.db"], "--summary"),
+        (
+            ["record", "goal_changed", CHILD, "--summary", "s", "--payload", "{", "--db", "state.db"],
+            "--payload",
+        ),
+        (["status", "agent:main:nobody", "--db", "state.db"], "Unknown sessionKey: agent:main:nobody"),
+        (["--db", "nope://x", "list"], "url: unknown scheme 'nope'"),
+    ],
+)
+def test_a_failing_process_prints_one_line_no_traceback_and_exits_2(
+    launcher: list[str], tmp_path: Path, argv: list[str], message: str
+) -> None:
+    with sessionwatch.open(str(tmp_path / "state.db")) as watch:
+        watch.record(CHILD, kind="goal_changed", actor=Actor.system(), summary="goal created")
+    before = snapshot(str(tmp_path / "state.db"))
+
+    outcome = run_process(launcher, *argv, cwd=tmp_path)
+
+    assert message in assert_one_line_error(outcome)
+    assert snapshot(str(tmp_path / "state.db")) == before
