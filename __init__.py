@@ -14,20 +14,25 @@ from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSessi
 from sessionwatch.domain.ports import Clock, Waker
 from sessionwatch.domain.signals import Actor, SignalKind, classify_actor, notice_text
 from sessionwatch.projections.models import (
+    Cursor,
+    Notice,
     SessionEntry,
     SessionRow,
     SessionStatus,
     Signal,
     StateChange,
     StateChanges,
+    SweepReport,
 )
 
 __all__ = [
     "Actor",
     "Clock",
+    "Cursor",
     "InvalidQuery",
     "InvalidSignal",
     "InvalidStoreUrl",
+    "Notice",
     "SessionEntry",
     "SessionRow",
     "SessionStatus",
@@ -38,6 +43,7 @@ __all__ = [
     "StateChange",
     "StateChanges",
     "StoreError",
+    "SweepReport",
     "SystemClock",
     "UnknownSession",
     "Waker",

@@ -197,7 +197,7 @@ def _open_existing(db: str | None) -> SessionWatch:
     parsed = parse_url(db)
     if parsed.scheme == "sqlite" and not Path(parsed.path).exists():
         raise CliError(f"no store at {parsed.path} (nothing recorded yet, or a wrong --db)")
-    return open_watch(db)
+    return open_watch(db, sweep_on_open=False)
 
 
 # --------------------------------------------------------------------------------------- commands
@@ -228,7 +228,7 @@ def _list(args: argparse.Namespace) -> int:
 def _record(args: argparse.Namespace) -> int:
     actor = parse_actor(args.actor)
     payload = parse_payload(args.payload)
-    with open_watch(args.db) as watch:
+    with open_watch(args.db, sweep_on_open=False) as watch:
         signal = watch.record(
             args.key,
             kind=args.kind,

@@ -12,21 +12,32 @@ from uuid import UUID, uuid5
 import orjson
 from eventsourcing.persistence import StoredEvent
 
+from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
-from sessionwatch.domain.session import (
-    SessionDeleted,
-    SessionEvent,
-    SessionReset,
-    SessionUpserted,
-    SignalRecorded,
+from sessionwatch.domain.session import SessionDeleted, SessionReset, SessionUpserted, SignalRecorded
+from sessionwatch.domain.watch_cursor import (
+    CursorKey,
+    NoticeAcknowledged,
+    NoticeRefrozen,
+    WatchRegistered,
+    WatchRemoved,
 )
 
 STREAM_NAMESPACE: Final = UUID("6f1c5a52-8a4e-4c53-9d0e-5e55f0a7c0de")
 """Fixed namespace of the stream ids; changing it would orphan every stored stream."""
 
-EVENT_TYPES: Final[dict[str, type[SessionEvent]]] = {
+EVENT_TYPES: Final[dict[str, type[DomainEvent]]] = {
     cls.model_fields["type"].default: cls
-    for cls in (SessionUpserted, SignalRecorded, SessionReset, SessionDeleted)
+    for cls in (
+        SessionUpserted,
+        SignalRecorded,
+        SessionReset,
+        SessionDeleted,
+        WatchRegistered,
+        NoticeAcknowledged,
+        NoticeRefrozen,
+        WatchRemoved,
+    )
 }
 """The stored-name registry: the only way a stored topic becomes a class."""
 
@@ -40,7 +51,12 @@ def session_stream_id(identity: SessionIdentity) -> UUID:
     return uuid5(STREAM_NAMESPACE, f"session\x1f{identity.agent_id}\x1f{identity.session_key}")
 
 
-def encode(event: SessionEvent) -> bytes:
+def cursor_stream_id(key: CursorKey) -> UUID:
+    """The WatchCursor stream's id: a UUIDv5 of the watcher and the target identity."""
+    return uuid5(STREAM_NAMESPACE, f"cursor\x1f{key.watcher}\x1f{key.target_agent_id}\x1f{key.target_key}")
+
+
+def encode(event: DomainEvent) -> bytes:
     """The stored body: compact JSON of every field but `type`.
 
     Defaults are written too: stored data must not change meaning when a default does.
@@ -48,7 +64,7 @@ def encode(event: SessionEvent) -> bytes:
     return orjson.dumps(event.model_dump(mode="json", exclude={"type"}))
 
 
-def decode(topic: str, state: bytes) -> SessionEvent:
+def decode(topic: str, state: bytes) -> DomainEvent:
     """Rebuild the event from its stored name and body."""
     cls = EVENT_TYPES.get(topic)
     if cls is None:
@@ -56,7 +72,7 @@ def decode(topic: str, state: bytes) -> SessionEvent:
     return cls.model_validate(orjson.loads(state))
 
 
-def to_stored(stream_id: UUID, version: int, event: SessionEvent) -> StoredEvent:
+def to_stored(stream_id: UUID, version: int, event: DomainEvent) -> StoredEvent:
     """Wrap a domain event with its stream position for the event store."""
     return StoredEvent(
         originator_id=stream_id, originator_version=version, topic=event.type, state=encode(event)

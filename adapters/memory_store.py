@@ -1,7 +1,8 @@
 """`memory://`: eventsourcing's POPO event store with the read models as one immutable value.
 
 A write works on a private copy of the read model and publishes it by swapping one reference after
-the events were inserted, so readers never see half of a transaction (ADR-0005).
+the events were inserted, so readers never see half of a transaction (ADR-0005). The read model is
+evolved by the pure projection itself: this store is the reference the SQL stores are checked against.
 """
 
 from __future__ import annotations
@@ -9,20 +10,33 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from uuid import UUID
 
 from eventsourcing.persistence import StoredEvent
 from eventsourcing.popo import POPOApplicationRecorder
 
-from sessionwatch.adapters.mapper import decode, session_stream_id, to_stored
+from sessionwatch.adapters.mapper import cursor_stream_id, decode, session_stream_id, to_stored
 from sessionwatch.domain import session
+from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.session import SessionEvent, SessionState, SignalRecorded
+from sessionwatch.domain.watch_cursor import CursorEvent, CursorFact, CursorKey, CursorState
 from sessionwatch.projections.models import SessionStatus, StateChange
-from sessionwatch.projections.read_model import ReadModel, evolve_read_model
+from sessionwatch.projections.read_model import (
+    ReadModel,
+    apply_cursor_facts,
+    evolve_read_model,
+    implied_facts,
+)
 from sessionwatch.projections.status import build_status, page_after
 
 _REPLAY_PAGE = 1000
+
+
+def _cursors_of(model: ReadModel, watcher: str, *, pending_only: bool) -> list[CursorState]:
+    found = [c for c in model.all_cursors() if c.watcher == watcher and (c.pending or not pending_only)]
+    return sorted(found, key=lambda c: (c.target_key, c.target_agent_id))
 
 
 class _MemoryWrite:
@@ -31,7 +45,7 @@ class _MemoryWrite:
         self.model = store.model
         self.next = store.last_sequence()
         self.stored: list[StoredEvent] = []
-        self._versions: dict[SessionIdentity, int] = {}
+        self._versions: dict[UUID, int] = {}
 
     def session(self, identity: SessionIdentity) -> SessionState:
         return self.model.sessions.get(identity) or session.initial(identity)
@@ -43,16 +57,45 @@ class _MemoryWrite:
         self.next += 1
         return self.next
 
-    def append(self, identity: SessionIdentity, events: Sequence[SessionEvent]) -> None:
-        stream = session_stream_id(identity)
-        version = self._versions.get(identity)
+    def _store_event(self, stream: UUID, event: DomainEvent) -> None:
+        version = self._versions.get(stream)
         if version is None:
             version = self._store.stream_version(stream)
+        self._versions[stream] = version + 1
+        self.stored.append(to_stored(stream, version + 1, event))
+
+    def append(self, identity: SessionIdentity, events: Sequence[SessionEvent]) -> list[CursorFact]:
+        stream = session_stream_id(identity)
+        facts: list[CursorFact] = []
         for event in events:
-            version += 1
-            self.stored.append(to_stored(stream, version, event))
+            self._store_event(stream, event)
+            facts.extend(implied_facts(self.model, event))
             self.model = evolve_read_model(self.model, event)
-        self._versions[identity] = version
+        return facts
+
+    def cursor(self, key: CursorKey) -> CursorState | None:
+        return self.model.cursor(key)
+
+    def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
+        return _cursors_of(self.model, watcher, pending_only=pending_only)
+
+    def open_cursors(self) -> list[CursorState]:
+        return [c for c in self.model.all_cursors() if c.material > c.last_seen]
+
+    def has_cursor_on(self, identity: SessionIdentity) -> bool:
+        return bool(self.model.cursors.get(identity))
+
+    def append_cursor(
+        self,
+        key: CursorKey,
+        events: Sequence[CursorEvent],
+        *,
+        before: CursorState | None,  # noqa: ARG002 - the private read model already holds it
+    ) -> None:
+        stream = cursor_stream_id(key)
+        for event in events:
+            self._store_event(stream, event)
+        self.model = replace(self.model, cursors=apply_cursor_facts(self.model.cursors, events))
 
 
 class MemorySignalStore:
@@ -119,11 +162,19 @@ class MemorySignalStore:
         changes = [StateChange.from_event(s) for s in page]
         return build_status(state, changes_since, changes, truncated=truncated, first_retained=first)
 
+    def cursor(self, key: CursorKey) -> CursorState | None:
+        """One cursor, or None."""
+        return self.model.cursor(key)
+
+    def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
+        """The watcher's cursors, ordered by target."""
+        return _cursors_of(self.model, watcher, pending_only=pending_only)
+
     def read_model(self) -> ReadModel:
         """The current read model (an immutable value)."""
         return self.model
 
-    def replay(self) -> Iterator[SessionEvent]:
+    def replay(self) -> Iterator[DomainEvent]:
         """Every stored event in insertion order."""
         start = 1
         while True:

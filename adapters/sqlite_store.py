@@ -3,6 +3,7 @@
 Every write runs in one `BEGIN IMMEDIATE` transaction that inserts the stored events and applies
 them to the read models, so a returned record is visible and a crash leaves nothing half-done
 (ADR-0005). Sequences come from a counter row that never goes down, never from rowids (ADR-0006).
+The cursor facts a signal implies are applied as one set-based statement, like the peer's (ADR-0007).
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal, TypeAlias
+from uuid import UUID
 
-import orjson
 from eventsourcing.persistence import Notification
 from eventsourcing.sqlite import (
     SQLiteApplicationRecorder,
@@ -24,169 +25,34 @@ from eventsourcing.sqlite import (
     SQLiteDatastore,
 )
 
-from sessionwatch.adapters.mapper import decode, encode, session_stream_id
+from sessionwatch.adapters import sqlite_schema as sql
+from sessionwatch.adapters.mapper import cursor_stream_id, decode, encode, session_stream_id
 from sessionwatch.adapters.store import StoreError
-from sessionwatch.domain import session
+from sessionwatch.domain import session, watch_cursor
+from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
-from sessionwatch.domain.session import SessionDeleted, SessionEvent, SessionState, SignalRecorded
-from sessionwatch.domain.signals import PUBLIC_PAYLOAD_KEYS, Payload, from_epoch_ms
-from sessionwatch.projections.models import SessionStatus, StateChange
+from sessionwatch.domain.session import (
+    SessionDeleted,
+    SessionEvent,
+    SessionReset,
+    SessionState,
+    SignalRecorded,
+)
+from sessionwatch.domain.signals import NOTIFYING_KINDS
+from sessionwatch.domain.watch_cursor import (
+    CursorDropped,
+    CursorEvent,
+    CursorFact,
+    CursorKey,
+    CursorState,
+    MaterialSignalSeen,
+)
+from sessionwatch.projections.models import SessionStatus
 from sessionwatch.projections.read_model import ReadModel
 from sessionwatch.projections.status import build_status
 
 Synchronous: TypeAlias = Literal["normal", "full"]
-SCHEMA_VERSION = 1
-EVENTS_TABLE = "stored_events"
 _REPLAY_PAGE = 1000
-
-_SCHEMA = (
-    # The notification id is AUTOINCREMENT: plain rowids restart at 1 once the newest rows are
-    # deleted, and a projection tracking positions would then skip new events (ADR-0006).
-    (
-        f"CREATE TABLE IF NOT EXISTS {EVENTS_TABLE} ("
-        " notification_id INTEGER PRIMARY KEY AUTOINCREMENT,"
-        " originator_id TEXT NOT NULL,"
-        " originator_version INTEGER NOT NULL,"
-        " topic TEXT NOT NULL,"
-        " state BLOB NOT NULL,"
-        " UNIQUE (originator_id, originator_version))"
-    ),
-    "CREATE TABLE IF NOT EXISTS sw_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID",
-    "INSERT OR IGNORE INTO sw_meta (name, value) VALUES ('sequence', 0)",
-    f"INSERT OR IGNORE INTO sw_meta (name, value) VALUES ('schema_version', {SCHEMA_VERSION})",
-    (
-        "CREATE TABLE IF NOT EXISTS sw_sessions ("
-        " session_key TEXT NOT NULL,"
-        " agent_id TEXT NOT NULL,"
-        " session_id TEXT,"
-        " kind TEXT NOT NULL,"
-        " spawned_by TEXT,"
-        " parent_session_key TEXT,"
-        " head INTEGER NOT NULL,"
-        " pruned_through INTEGER NOT NULL,"
-        " PRIMARY KEY (session_key, agent_id)) WITHOUT ROWID"
-    ),
-    (
-        "CREATE TABLE IF NOT EXISTS sw_signals ("
-        " sequence INTEGER PRIMARY KEY,"  # allocated by the counter, never by SQLite
-        " session_key TEXT NOT NULL,"
-        " agent_id TEXT NOT NULL,"
-        " session_id TEXT,"
-        " kind TEXT NOT NULL,"
-        " actor_type TEXT NOT NULL,"
-        " actor_id TEXT,"
-        " run_id TEXT,"
-        " occurred_at_ms INTEGER NOT NULL,"
-        " summary TEXT NOT NULL,"
-        " payload TEXT,"
-        " dedupe_key TEXT UNIQUE)"
-    ),
-    "CREATE INDEX IF NOT EXISTS sw_signals_by_session ON sw_signals (session_key, agent_id, sequence)",
-)
-
-_SESSION_COLUMNS = (
-    "session_key, agent_id, session_id, kind, spawned_by, parent_session_key, head, pruned_through"
-)
-_SIGNAL_COLUMNS = (
-    "sequence, session_key, agent_id, session_id, kind, actor_type, actor_id, run_id,"
-    " occurred_at_ms, summary, payload, dedupe_key"
-)
-_UPSERT_SESSION = (
-    f"INSERT INTO sw_sessions ({_SESSION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)"
-    " ON CONFLICT (session_key, agent_id) DO UPDATE SET session_id=excluded.session_id,"
-    " kind=excluded.kind, spawned_by=excluded.spawned_by,"
-    " parent_session_key=excluded.parent_session_key, head=excluded.head,"
-    " pruned_through=excluded.pruned_through"
-)
-_INSERT_SIGNAL = f"INSERT INTO sw_signals ({_SIGNAL_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
-_INSERT_EVENT = (
-    f"INSERT INTO {EVENTS_TABLE} (originator_id, originator_version, topic, state) VALUES (?,?,?,?)"
-)
-_SELECT_PAGE = (
-    "SELECT sequence, kind, actor_type, actor_id, run_id, occurred_at_ms, payload, summary FROM sw_signals"
-    " WHERE session_key=? AND agent_id=? AND sequence>? ORDER BY sequence LIMIT ?"
-)
-_SELECT_SESSION = f"SELECT {_SESSION_COLUMNS} FROM sw_sessions WHERE session_key=? AND agent_id=?"
-
-
-def _state(row: sqlite3.Row) -> SessionState:
-    return SessionState(
-        session_key=row[0],
-        agent_id=row[1],
-        known=True,
-        session_id=row[2],
-        kind=row[3],
-        spawned_by=row[4],
-        parent_session_key=row[5],
-        head=row[6],
-        pruned_through=row[7],
-    )
-
-
-def _signal(row: sqlite3.Row) -> SignalRecorded:
-    return SignalRecorded(
-        sequence=row[0],
-        session_key=row[1],
-        agent_id=row[2],
-        session_id=row[3],
-        kind=row[4],
-        actor_type=row[5],
-        actor_id=row[6],
-        run_id=row[7],
-        occurred_at_ms=row[8],
-        summary=row[9],
-        payload=Payload.model_validate_json(row[10]) if row[10] is not None else None,
-        dedupe_key=row[11],
-    )
-
-
-def _state_change(row: sqlite3.Row) -> StateChange:
-    """A `changesSince` event straight from its row: the reconcile hot path builds one model per row."""
-    payload = None
-    if row[6] is not None:
-        shown = {k: v for k, v in orjson.loads(row[6]).items() if k in PUBLIC_PAYLOAD_KEYS}
-        payload = shown or None
-    return StateChange(
-        sequence=row[0],
-        kind=row[1],
-        actor_type=row[2],
-        occurred_at=from_epoch_ms(row[5]),
-        summary=row[7],
-        actor_id=row[3],
-        run_id=row[4],
-        payload=payload,
-    )
-
-
-def _session_params(state: SessionState) -> tuple[object, ...]:
-    return (
-        state.session_key,
-        state.agent_id,
-        state.session_id,
-        state.kind,
-        state.spawned_by,
-        state.parent_session_key,
-        state.head,
-        state.pruned_through,
-    )
-
-
-def _signal_params(event: SignalRecorded) -> tuple[object, ...]:
-    payload = orjson.dumps(event.payload.as_dict()).decode() if event.payload is not None else None
-    return (
-        event.sequence,
-        event.session_key,
-        event.agent_id,
-        event.session_id,
-        event.kind.value,
-        event.actor_type,
-        event.actor_id,
-        event.run_id,
-        event.occurred_at_ms,
-        event.summary,
-        payload,
-        event.dedupe_key,
-    )
 
 
 class _Pool(SQLiteConnectionPool):
@@ -214,8 +80,8 @@ class SqliteEventRecorder(SQLiteApplicationRecorder):
     """eventsourcing's application recorder over a table whose notification ids are never reused."""
 
     def construct_create_table_statements(self) -> list[str]:
-        """The schema above: events, counter and read-model tables, created together."""
-        return list(_SCHEMA)
+        """The whole schema: events, counter and read-model tables, created together."""
+        return list(sql.SCHEMA)
 
     def select_notifications(
         self,
@@ -241,7 +107,7 @@ class SqliteEventRecorder(SQLiteApplicationRecorder):
         where = f"WHERE {' AND '.join(clauses)} " if clauses else ""
         statement = (
             "SELECT notification_id, originator_id, originator_version, topic, state "
-            f"FROM {EVENTS_TABLE} {where}ORDER BY notification_id LIMIT ?"
+            f"FROM {sql.EVENTS_TABLE} {where}ORDER BY notification_id LIMIT ?"
         )
         params.append(limit)
         with self.datastore.transaction(commit=False) as c:
@@ -258,29 +124,44 @@ class SqliteEventRecorder(SQLiteApplicationRecorder):
             ]
 
 
+def _cursors_of(c: SQLiteCursor, watcher: str, *, pending_only: bool) -> list[CursorState]:
+    pending = " AND notified > last_seen" if pending_only else ""
+    c.execute(
+        f"SELECT {sql.CURSOR_COLUMNS} FROM sw_cursors WHERE watcher=?{pending}"
+        " ORDER BY target_key, target_agent_id",
+        (watcher,),
+    )
+    return [sql.cursor_state(row) for row in c.fetchall()]
+
+
+def _cursor(c: SQLiteCursor, key: CursorKey) -> CursorState | None:
+    c.execute(sql.SELECT_CURSOR, (key.target_key, key.target_agent_id, key.watcher))
+    row = c.fetchone()
+    return sql.cursor_state(row) if row is not None else None
+
+
 class _SqliteWrite:
     """One `BEGIN IMMEDIATE` transaction; caches what it has read or written."""
 
     def __init__(self, cursor: SQLiteCursor) -> None:
         self._c = cursor
         self._states: dict[SessionIdentity, SessionState] = {}
-        self._versions: dict[SessionIdentity, int] = {}
+        self._versions: dict[UUID, int] = {}
         self._next: int | None = None
-        self.allocated = False
 
     def session(self, identity: SessionIdentity) -> SessionState:
         state = self._states.get(identity)
         if state is None:
-            self._c.execute(_SELECT_SESSION, identity)
+            self._c.execute(sql.SELECT_SESSION, identity)
             row = self._c.fetchone()
-            state = _state(row) if row is not None else session.initial(identity)
+            state = sql.session_state(row) if row is not None else session.initial(identity)
             self._states[identity] = state
         return state
 
     def signal_by_dedupe(self, dedupe_key: str) -> SignalRecorded | None:
-        self._c.execute(f"SELECT {_SIGNAL_COLUMNS} FROM sw_signals WHERE dedupe_key=?", (dedupe_key,))
+        self._c.execute(f"SELECT {sql.SIGNAL_COLUMNS} FROM sw_signals WHERE dedupe_key=?", (dedupe_key,))
         row = self._c.fetchone()
-        return _signal(row) if row is not None else None
+        return sql.signal(row) if row is not None else None
 
     def next_sequence(self) -> int:
         if self._next is None:
@@ -289,29 +170,152 @@ class _SqliteWrite:
         self._next += 1
         return self._next
 
-    def append(self, identity: SessionIdentity, events: Sequence[SessionEvent]) -> None:
-        stream = session_stream_id(identity)
-        version = self._versions.get(identity)
+    def _store_event(self, stream: UUID, event: DomainEvent) -> None:
+        version = self._versions.get(stream)
         if version is None:
             self._c.execute(
-                f"SELECT MAX(originator_version) FROM {EVENTS_TABLE} WHERE originator_id=?",
-                (stream.hex,),
+                f"SELECT MAX(originator_version) FROM {sql.EVENTS_TABLE} WHERE originator_id=?", (stream.hex,)
             )
             version = self._c.fetchone()[0] or 0
+        version += 1
+        self._c.execute(sql.INSERT_EVENT, (stream.hex, version, event.type, encode(event)))
+        self._versions[stream] = version
+
+    def append(self, identity: SessionIdentity, events: Sequence[SessionEvent]) -> list[CursorFact]:
+        stream = session_stream_id(identity)
         state = self.session(identity)
+        facts: list[CursorFact] = []
         for event in events:
-            version += 1
-            self._c.execute(_INSERT_EVENT, (stream.hex, version, event.type, encode(event)))
+            self._store_event(stream, event)
+            facts.extend(self._apply_implied(identity, event))
             state = session.evolve(state, event)
             if isinstance(event, SignalRecorded):
-                self._c.execute(_INSERT_SIGNAL, _signal_params(event))
+                self._c.execute(sql.INSERT_SIGNAL, sql.signal_params(event))
             if isinstance(event, SessionDeleted):
                 self._c.execute("DELETE FROM sw_signals WHERE session_key=? AND agent_id=?", identity)
                 self._c.execute("DELETE FROM sw_sessions WHERE session_key=? AND agent_id=?", identity)
             else:
-                self._c.execute(_UPSERT_SESSION, _session_params(state))
+                self._c.execute(sql.UPSERT_SESSION, sql.session_params(state))
         self._states[identity] = state
-        self._versions[identity] = version
+        return facts
+
+    def _apply_implied(self, identity: SessionIdentity, event: SessionEvent) -> list[CursorFact]:
+        """The SQL form of `read_model.implied_facts` (the contract suite keeps them equal)."""
+        match event:
+            case SignalRecorded() if event.kind in NOTIFYING_KINDS:
+                return self._material_update(event)
+            case SignalRecorded():
+                commands = watch_cursor.react(
+                    event, {}, at_ms=event.recorded_at_ms
+                )  # seeding needs no cursors
+                facts: list[CursorFact] = [
+                    f for command in commands for f in watch_cursor.derive(command, None)
+                ]
+                for fact in facts:
+                    seeded = watch_cursor.evolve(None, fact)
+                    if seeded is not None:
+                        self._c.execute(sql.UPSERT_CURSOR, sql.cursor_params(seeded))
+                return facts
+            case SessionReset() | SessionDeleted():
+                return self._drop_cursors(identity, deleted=isinstance(event, SessionDeleted))
+            case _:
+                return []
+
+    def _material_update(self, signal: SignalRecorded) -> list[CursorFact]:
+        target = {
+            "target_key": signal.session_key,
+            "target_agent_id": signal.agent_id,
+            "at_ms": signal.recorded_at_ms,
+        }
+        self._c.execute(
+            sql.MATERIAL_UPDATE,
+            {
+                "e": signal.sequence,
+                "now": signal.recorded_at_ms,
+                "key": signal.session_key,
+                "agent": signal.agent_id,
+                "actor": signal.actor_id,
+            },
+        )
+        facts: list[CursorFact] = [
+            MaterialSignalSeen(watcher=w, **target, sequence=signal.sequence, notified=n, last_seen=last)
+            for w, last, n in self._c.fetchall()
+        ]
+        updated = {fact.watcher for fact in facts}
+        for watcher in watch_cursor.notified_watchers(signal, signal.watchers, ()):
+            if watcher in updated:
+                continue
+            self._c.execute(
+                sql.INSERT_NEW_CURSOR,
+                (
+                    watcher,
+                    signal.session_key,
+                    signal.agent_id,
+                    signal.sequence,
+                    signal.sequence,
+                    signal.recorded_at_ms,
+                ),
+            )
+            facts.append(
+                MaterialSignalSeen(
+                    watcher=watcher, **target, sequence=signal.sequence, notified=signal.sequence, last_seen=0
+                )
+            )
+        return facts
+
+    def _drop_cursors(self, identity: SessionIdentity, *, deleted: bool) -> list[CursorFact]:
+        clauses = []
+        params: list[str] = []
+        if watch_cursor.watcher_identity(identity.session_key) == identity:
+            clauses.append("watcher = ?")
+            params.append(identity.session_key)
+        if deleted:
+            clauses.append("(target_key = ? AND target_agent_id = ?)")
+            params.extend(identity)
+        if not clauses:
+            return []
+        self._c.execute(
+            f"DELETE FROM sw_cursors WHERE {' OR '.join(clauses)}"
+            " RETURNING watcher, target_key, target_agent_id",
+            params,
+        )
+        keys = sorted(CursorKey(*row) for row in self._c.fetchall())
+        return [
+            CursorDropped(
+                watcher=k.watcher, target_key=k.target_key, target_agent_id=k.target_agent_id, at_ms=0
+            )
+            for k in keys
+        ]
+
+    def cursor(self, key: CursorKey) -> CursorState | None:
+        return _cursor(self._c, key)
+
+    def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
+        return _cursors_of(self._c, watcher, pending_only=pending_only)
+
+    def open_cursors(self) -> list[CursorState]:
+        self._c.execute(
+            f"SELECT {sql.CURSOR_COLUMNS} FROM sw_cursors WHERE material > last_seen"
+            " ORDER BY watcher, target_key, target_agent_id"
+        )
+        return [sql.cursor_state(row) for row in self._c.fetchall()]
+
+    def has_cursor_on(self, identity: SessionIdentity) -> bool:
+        self._c.execute("SELECT 1 FROM sw_cursors WHERE target_key=? AND target_agent_id=? LIMIT 1", identity)
+        return self._c.fetchone() is not None
+
+    def append_cursor(
+        self, key: CursorKey, events: Sequence[CursorEvent], *, before: CursorState | None
+    ) -> None:
+        stream = cursor_stream_id(key)
+        state = before
+        for event in events:
+            self._store_event(stream, event)
+            state = watch_cursor.evolve(state, event)
+        if state is None:
+            self._c.execute(sql.DELETE_CURSOR, (key.target_key, key.target_agent_id, key.watcher))
+        else:
+            self._c.execute(sql.UPSERT_CURSOR, sql.cursor_params(state))
 
     def finish(self) -> None:
         if self._next is not None:
@@ -340,9 +344,9 @@ class SqliteSignalStore:
         try:
             _ensure_private_file(self.path)
             self._datastore = _Datastore(str(self.path), synchronous=synchronous, lock_timeout=lock_timeout)
-            self.recorder = SqliteEventRecorder(self._datastore, EVENTS_TABLE)
+            self.recorder = SqliteEventRecorder(self._datastore, sql.EVENTS_TABLE)
             self.recorder.create_table()
-        except (OSError, sqlite3.Error, Exception) as exc:
+        except Exception as exc:
             raise StoreError(f"cannot open {self.path}: {exc}") from exc
 
     @contextmanager
@@ -374,53 +378,67 @@ class SqliteSignalStore:
     def session(self, identity: SessionIdentity) -> SessionState | None:
         """The state of a known identity."""
         with self._read() as c:
-            c.execute(_SELECT_SESSION, identity)
+            c.execute(sql.SELECT_SESSION, identity)
             row = c.fetchone()
-        return _state(row) if row is not None else None
+        return sql.session_state(row) if row is not None else None
 
     def sessions(self) -> list[SessionState]:
         """Every known identity, ordered by key then agent id."""
         with self._read() as c:
-            c.execute(f"SELECT {_SESSION_COLUMNS} FROM sw_sessions ORDER BY session_key, agent_id")
-            return [_state(row) for row in c.fetchall()]
+            c.execute(f"SELECT {sql.SESSION_COLUMNS} FROM sw_sessions ORDER BY session_key, agent_id")
+            return [sql.session_state(row) for row in c.fetchall()]
 
     def status(
         self, identity: SessionIdentity, changes_since: int | None, limit: int
     ) -> SessionStatus | None:
         """`session_status` from one read transaction."""
         with self._read() as c:
-            c.execute(_SELECT_SESSION, identity)
+            c.execute(sql.SELECT_SESSION, identity)
             row = c.fetchone()
             if row is None:
                 return None
-            state = _state(row)
+            state = sql.session_state(row)
             if changes_since is None:
                 return build_status(state, None)
-            c.execute(_SELECT_PAGE, (*identity, changes_since, limit + 1))
+            c.execute(sql.SELECT_PAGE, (*identity, changes_since, limit + 1))
             rows = c.fetchall()
             c.execute("SELECT MIN(sequence) FROM sw_signals WHERE session_key=? AND agent_id=?", identity)
             first = c.fetchone()[0]
-        page = [_state_change(r) for r in rows[:limit]]
+        page = [sql.state_change(r) for r in rows[:limit]]
         return build_status(state, changes_since, page, truncated=len(rows) > limit, first_retained=first)
+
+    def cursor(self, key: CursorKey) -> CursorState | None:
+        """One cursor, or None."""
+        with self._read() as c:
+            return _cursor(c, key)
+
+    def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
+        """The watcher's cursors, ordered by target."""
+        with self._read() as c:
+            return _cursors_of(c, watcher, pending_only=pending_only)
 
     def read_model(self) -> ReadModel:
         """The stored read models, loaded whole."""
         with self._read() as c:
-            c.execute(f"SELECT {_SESSION_COLUMNS} FROM sw_sessions")
-            sessions = {s.identity: s for s in map(_state, c.fetchall())}
-            c.execute(f"SELECT {_SIGNAL_COLUMNS} FROM sw_signals ORDER BY sequence")
+            c.execute(f"SELECT {sql.SESSION_COLUMNS} FROM sw_sessions")
+            sessions = {s.identity: s for s in map(sql.session_state, c.fetchall())}
+            c.execute(f"SELECT {sql.SIGNAL_COLUMNS} FROM sw_signals ORDER BY sequence")
             signals: dict[SessionIdentity, list[SignalRecorded]] = {}
-            for signal in map(_signal, c.fetchall()):
+            for signal in map(sql.signal, c.fetchall()):
                 signals.setdefault(signal.identity, []).append(signal)
+            c.execute(f"SELECT {sql.CURSOR_COLUMNS} FROM sw_cursors")
+            cursors: dict[SessionIdentity, dict[str, CursorState]] = {}
+            for state in map(sql.cursor_state, c.fetchall()):
+                cursors.setdefault(state.key.target, {})[state.watcher] = state
         dedupe = {
             s.dedupe_key: (identity, s.sequence)
             for identity, log in signals.items()
             for s in log
             if s.dedupe_key is not None
         }
-        return ReadModel(sessions, {k: tuple(v) for k, v in signals.items()}, dedupe)
+        return ReadModel(sessions, {k: tuple(v) for k, v in signals.items()}, dedupe, cursors)
 
-    def replay(self) -> Iterator[SessionEvent]:
+    def replay(self) -> Iterator[DomainEvent]:
         """Every stored event in commit order, paged."""
         start = 1
         while True:

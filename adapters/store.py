@@ -10,8 +10,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol
 
+from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.session import SessionEvent, SessionState, SignalRecorded
+from sessionwatch.domain.watch_cursor import CursorEvent, CursorFact, CursorKey, CursorState
 from sessionwatch.projections.models import SessionStatus
 from sessionwatch.projections.read_model import ReadModel
 
@@ -35,8 +37,36 @@ class WriteTransaction(Protocol):
         """Allocate the next global sequence: above every sequence ever allocated (ADR-0006)."""
         ...
 
-    def append(self, identity: SessionIdentity, events: Sequence[SessionEvent]) -> None:
-        """Store the events on the identity's stream and apply them to every read model."""
+    def append(self, identity: SessionIdentity, events: Sequence[SessionEvent]) -> list[CursorFact]:
+        """Store the events on the identity's Session stream and apply them to every read model.
+
+        Returns the cursor facts the events implied (seeds, material updates, clean-ups), in order.
+        """
+        ...
+
+    def cursor(self, key: CursorKey) -> CursorState | None:
+        """One cursor as of this transaction."""
+        ...
+
+    def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
+        """The watcher's cursors (only those with `N > L` when `pending_only`), ordered by target."""
+        ...
+
+    def open_cursors(self) -> list[CursorState]:
+        """Every cursor with `M > L`, ordered by watcher then target (the sweep's work list)."""
+        ...
+
+    def has_cursor_on(self, identity: SessionIdentity) -> bool:
+        """Whether any registered cursor targets the identity (the human-message gate, SPEC §4)."""
+        ...
+
+    def append_cursor(
+        self, key: CursorKey, events: Sequence[CursorEvent], *, before: CursorState | None
+    ) -> None:
+        """Store the events on the pair's WatchCursor stream and apply them to the cursor view.
+
+        `before` is the cursor as this transaction read it (the state the events were decided on).
+        """
         ...
 
 
@@ -61,11 +91,19 @@ class SignalStore(Protocol):
         """`session_status` from one consistent read, or None for an unknown identity."""
         ...
 
+    def cursor(self, key: CursorKey) -> CursorState | None:
+        """One cursor, or None."""
+        ...
+
+    def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
+        """The watcher's cursors (only pending ones when `pending_only`), ordered by target."""
+        ...
+
     def read_model(self) -> ReadModel:
         """The stored read models, for comparison with a replay."""
         ...
 
-    def replay(self) -> Iterator[SessionEvent]:
+    def replay(self) -> Iterator[DomainEvent]:
         """Every stored event in commit order."""
         ...
 

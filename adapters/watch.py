@@ -1,5 +1,8 @@
-"""`SessionWatch`, the façade hosts program against (SPEC §13): load, decide, append, in one transaction.
+"""`SessionWatch`, the façade hosts program against (SPEC §13): load, decide, append, publish.
 
+Every operation is one store transaction: it loads the decision state, runs the pure domain, and
+appends the events (which the store applies to the read models in the same transaction). Wakes are
+published only after the commit, and a failing waker never undoes or blocks anything (SPEC §6.4).
 Producers are best effort: they never raise, they log one line (session key, kind, error class;
 never payload text) and return None. The strict API raises typed errors and writes nothing on error.
 """
@@ -7,7 +10,7 @@ never payload text) and return None. The strict API raises typed errors and writ
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Literal, Self
@@ -19,16 +22,16 @@ from sessionwatch.adapters.memory_store import MemorySignalStore
 from sessionwatch.adapters.sqlite_store import SqliteSignalStore
 from sessionwatch.adapters.store import SignalStore, WriteTransaction
 from sessionwatch.adapters.urls import parse_url
-from sessionwatch.domain import session
+from sessionwatch.domain import session, watch_cursor
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSession
-from sessionwatch.domain.keys import SessionIdentity, check_key, resolve_identity
-from sessionwatch.domain.ports import Clock
+from sessionwatch.domain.keys import SessionIdentity, check_key, is_subagent_key, resolve_identity
+from sessionwatch.domain.ports import Clock, Waker
 from sessionwatch.domain.recording import SignalDraft, check_signal
 from sessionwatch.domain.session import (
     DeleteSession,
     ResetSession,
     SessionCommand,
-    SessionEvent,
+    SignalRecorded,
     UpsertSession,
 )
 from sessionwatch.domain.signals import (
@@ -38,15 +41,36 @@ from sessionwatch.domain.signals import (
     check_optional_text,
     check_text,
     human_message_summary,
+    to_epoch_ms,
 )
-from sessionwatch.projections.models import SessionEntry, SessionRow, SessionStatus, Signal
-from sessionwatch.projections.read_model import ReadModel
+from sessionwatch.domain.watch_cursor import (
+    AcknowledgeNotice,
+    CursorFact,
+    CursorKey,
+    CursorState,
+    MaterialSignalSeen,
+    RegisterWatch,
+    RemoveWatch,
+)
+from sessionwatch.projections.models import (
+    Cursor,
+    Notice,
+    SessionEntry,
+    SessionRow,
+    SessionStatus,
+    Signal,
+    SweepReport,
+)
+from sessionwatch.projections.read_model import ReadModel, fold
 from sessionwatch.projections.status import check_changes_since, clamp_limit
 
 logger = logging.getLogger("sessionwatch")
 logger.addHandler(logging.NullHandler())  # a library never prints through logging's last resort
 
 _MAX_KIND_LENGTH = 64
+
+Wake = tuple[str, str]
+"""(watcher key, reason) of one wake request."""
 
 
 class SignalInput(BaseModel):
@@ -63,21 +87,40 @@ class SignalInput(BaseModel):
     occurred_at: datetime | int | float | None = None
     dedupe_key: str | None = None
     agent_id: str | None = None
+    watchers: tuple[str, ...] = ()
 
 
-def _query_identity(key: object, agent_id: object) -> SessionIdentity:
+def _query_identity(key: object, agent_id: object, field: str = "session_key") -> SessionIdentity:
     try:
-        return resolve_identity(key, agent_id)
+        return resolve_identity(key, agent_id, field)
     except InvalidSignal as exc:
         raise InvalidQuery(exc.field, exc.reason) from None
+
+
+def _query_key(key: object, field: str) -> str:
+    try:
+        return check_key(key, field)
+    except InvalidSignal as exc:
+        raise InvalidQuery(exc.field, exc.reason) from None
+
+
+def wake_reason(target_key: str) -> str:
+    """The heartbeat reason for a stale target (SPEC §6.4)."""
+    return f"session-state:{target_key}"
+
+
+def _wakes(states: Iterable[CursorState | MaterialSignalSeen]) -> list[Wake]:
+    """Wake requests for watchers that now hold a pending notice; subagents see it on their next turn."""
+    return [(s.watcher, wake_reason(s.target_key)) for s in states if not is_subagent_key(s.watcher)]
 
 
 class SessionWatch:
     """Session state awareness over one store. Thread-safe; close it (or use `with`) when done."""
 
-    def __init__(self, store: SignalStore, *, clock: Clock | None = None) -> None:
+    def __init__(self, store: SignalStore, *, clock: Clock | None = None, waker: Waker | None = None) -> None:
         self._store = store
         self._clock: Clock = clock or SystemClock()
+        self._waker = waker
 
     # ------------------------------------------------------------------------------- lifecycle
 
@@ -89,10 +132,7 @@ class SessionWatch:
         return self
 
     def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
 
@@ -100,6 +140,29 @@ class SessionWatch:
     def store(self) -> SignalStore:
         """The underlying store (for audits and tests)."""
         return self._store
+
+    def _now_ms(self) -> int:
+        return to_epoch_ms(self._clock.now())
+
+    def _publish(self, wakes: Iterable[Wake]) -> list[str]:
+        """Ask the host to wake each watcher once per reason, after the commit; never raises."""
+        woken: list[str] = []
+        if self._waker is None:
+            return woken
+        for watcher, reason in dict.fromkeys(wakes):
+            try:
+                self._waker.wake(watcher, reason)
+            except Exception as exc:  # noqa: BLE001 - a failing waker never undoes a committed record
+                logger.warning(
+                    "sessionwatch: wake failed (watcher=%r reason=%s error=%s)",
+                    watcher,
+                    reason,
+                    type(exc).__name__,
+                    extra={"watcher": watcher, "reason": reason, "error": type(exc).__name__},
+                )
+            else:
+                woken.append(watcher)
+        return woken
 
     # -------------------------------------------------------------------------------- sessions
 
@@ -140,19 +203,15 @@ class SessionWatch:
         identity = resolve_identity(key, agent_id)
         with self._store.write() as tx:
             self._apply(
-                tx,
-                identity,
-                ResetSession(session_key=identity.session_key, agent_id=identity.agent_id),
+                tx, identity, ResetSession(session_key=identity.session_key, agent_id=identity.agent_id)
             )
 
     def delete_session(self, key: str, *, agent_id: str | None = None) -> None:
-        """Delete one identity with its signals and head; other agents' same key is untouched."""
+        """Delete one identity: its signals, its head and every cursor it holds or is the target of."""
         identity = resolve_identity(key, agent_id)
         with self._store.write() as tx:
             self._apply(
-                tx,
-                identity,
-                DeleteSession(session_key=identity.session_key, agent_id=identity.agent_id),
+                tx, identity, DeleteSession(session_key=identity.session_key, agent_id=identity.agent_id)
             )
 
     @staticmethod
@@ -177,8 +236,9 @@ class SessionWatch:
         occurred_at: datetime | float | None = None,
         dedupe_key: str | None = None,
         agent_id: str | None = None,
+        watchers: Sequence[str] = (),
     ) -> Signal:
-        """Record one signal; a duplicate dedupe key returns the existing signal unchanged."""
+        """Record one signal with its §6 reactions; a duplicate dedupe key returns the existing signal."""
         draft = self._draft(
             SignalInput.model_construct(
                 session_key=key,
@@ -190,11 +250,10 @@ class SessionWatch:
                 occurred_at=occurred_at,
                 dedupe_key=dedupe_key,
                 agent_id=agent_id,
+                watchers=tuple(watchers),
             )
         )
-        with self._store.write() as tx:
-            recorded = self._record_in(tx, draft)
-        return Signal.from_event(recorded)
+        return self._commit(lambda tx: self._record_in(tx, draft))
 
     def record_many(self, inputs: Iterable[SignalInput]) -> list[Signal]:
         """Record many signals in one transaction: all of them, or none when any is invalid."""
@@ -208,9 +267,24 @@ class SessionWatch:
                 raise InvalidSignal(f"inputs[{index}].{exc.field}", exc.reason) from None
         if not drafts:
             return []
+        wakes: list[Wake] = []
         with self._store.write() as tx:
-            recorded = [self._record_in(tx, draft) for draft in drafts]
+            recorded = []
+            for draft in drafts:
+                event, facts = self._record_in(tx, draft)
+                recorded.append(event)
+                wakes.extend(_wakes(f for f in facts if isinstance(f, MaterialSignalSeen)))
+        self._publish(wakes)
         return [Signal.from_event(event) for event in recorded]
+
+    def _commit(
+        self, decide: Callable[[WriteTransaction], tuple[SignalRecorded, list[CursorFact]]]
+    ) -> Signal:
+        """One write transaction around `decide`, then the wakes it owes (after the commit)."""
+        with self._store.write() as tx:
+            event, facts = decide(tx)
+        self._publish(_wakes(f for f in facts if isinstance(f, MaterialSignalSeen)))
+        return Signal.from_event(event)
 
     def _draft(self, item: SignalInput) -> SignalDraft:
         actor = item.actor
@@ -227,35 +301,47 @@ class SessionWatch:
             run_id=item.run_id,
             occurred_at=item.occurred_at,
             dedupe_key=item.dedupe_key,
+            watchers=item.watchers,
             now=self._clock.now(),
         )
 
     @staticmethod
-    def _apply(
-        tx: WriteTransaction, identity: SessionIdentity, command: SessionCommand
-    ) -> list[SessionEvent]:
+    def _apply(tx: WriteTransaction, identity: SessionIdentity, command: SessionCommand) -> list[CursorFact]:
         events = session.decide(command, tx.session(identity))
-        if events:
-            tx.append(identity, events)
-        return events
+        return tx.append(identity, events) if events else []
 
-    def _record_in(self, tx: WriteTransaction, draft: SignalDraft) -> session.SignalRecorded:
+    def _record_in(
+        self, tx: WriteTransaction, draft: SignalDraft, *, spawn_edge: bool = False
+    ) -> tuple[SignalRecorded, list[CursorFact]]:
+        """Record inside `tx`: a retained duplicate dedupe key returns the existing signal unchanged.
+
+        With `spawn_edge`, the session's spawn-edge watcher is passed as a producer watcher (SPEC §4).
+        """
         if draft.dedupe_key is not None:
             existing = tx.signal_by_dedupe(draft.dedupe_key)
             if existing is not None:
-                return existing
-        events = self._apply(tx, draft.identity, draft.at(tx.next_sequence()))
+                return existing, []
+        if spawn_edge:
+            edge = session.spawn_edge_watcher(tx.session(draft.identity))
+            if edge is not None and edge not in draft.watchers:
+                draft = draft.model_copy(update={"watchers": (*draft.watchers, edge)})
+        command = draft.at(tx.next_sequence())
+        events = session.decide(command, tx.session(draft.identity))
+        if not events:  # the counter is above every head, so this cannot happen
+            raise AssertionError("a freshly allocated sequence was not above the head")
+        facts = tx.append(draft.identity, events)
         recorded = events[-1]
-        if not isinstance(recorded, session.SignalRecorded):  # the counter is above every head
-            raise AssertionError("a freshly allocated sequence was not above the head")  # noqa: TRY004
-        return recorded
+        assert isinstance(recorded, SignalRecorded)  # noqa: S101 - decide(RecordSignal) yields one
+        return recorded, facts
 
     # ------------------------------------------------------------------------------- producers
 
-    def _best_effort(self, key: object, kind: SignalKind, attempt: object) -> Signal | None:
+    def _best_effort(
+        self, key: object, kind: SignalKind, attempt: Callable[[], Signal | None]
+    ) -> Signal | None:
         """Run a producer; any failure is logged once (key, kind, error class) and gives None."""
         try:
-            result = attempt()  # type: ignore[operator]
+            return attempt()
         except Exception as exc:  # noqa: BLE001 - recording must never fail the host's action
             reason = exc.field if isinstance(exc, InvalidSignal) else type(exc).__name__
             logger.warning(
@@ -266,7 +352,6 @@ class SessionWatch:
                 extra={"session_key": key, "signal_kind": kind.value, "reason": reason},
             )
             return None
-        return result if isinstance(result, Signal) else None
 
     def record_human_message(
         self,
@@ -296,6 +381,7 @@ class SessionWatch:
                 dedupe_key=dedupe_key,
                 now=self._clock.now(),
             )
+            wakes: list[Wake] = []
             with self._store.write() as tx:
                 # A duplicate returns the existing signal even where a new one would be refused.
                 existing = tx.signal_by_dedupe(draft.dedupe_key) if draft.dedupe_key else None
@@ -304,9 +390,13 @@ class SessionWatch:
                 if who.actor_type != "human":
                     return None
                 state = tx.session(draft.identity)
-                if session.human_message_is_gated(state, has_registered_watchers=False):
-                    return None
-                return Signal.from_event(self._record_in(tx, draft))
+                watched = tx.has_cursor_on(draft.identity)
+                if session.human_message_is_gated(state, has_registered_watchers=watched):
+                    return None  # write-free for ordinary unwatched turns
+                event, facts = self._record_in(tx, draft, spawn_edge=True)
+                wakes = _wakes(f for f in facts if isinstance(f, MaterialSignalSeen))
+            self._publish(wakes)
+            return Signal.from_event(event)
 
         return self._best_effort(key, kind, attempt)
 
@@ -314,19 +404,30 @@ class SessionWatch:
         self, key: str, *, summary: str, actor: Actor | None = None, agent_id: str | None = None
     ) -> Signal | None:
         """The session's goal was created, updated or cleared; always recorded (SPEC §4)."""
-        who = actor or Actor.system()
-        return self._best_effort(
-            key,
-            SignalKind.GOAL_CHANGED,
-            lambda: self.record(
-                key, kind=SignalKind.GOAL_CHANGED, actor=who, summary=summary, agent_id=agent_id
-            ),
-        )
+        kind = SignalKind.GOAL_CHANGED
+
+        def attempt() -> Signal:
+            who = actor or Actor.system()
+            draft = check_signal(
+                session_key=key,
+                agent_id=agent_id,
+                kind=kind,
+                actor_type=who.actor_type,
+                actor_id=who.actor_id,
+                summary=summary,
+                now=self._clock.now(),
+            )
+            return self._commit(lambda tx: self._record_in(tx, draft, spawn_edge=True))
+
+        return self._best_effort(key, kind, attempt)
 
     def record_spawn(
         self, *, requester_key: str, child_key: str, child_run_id: str, agent_id: str | None = None
     ) -> Signal | None:
-        """A child was spawned: registers it under its requester and records `child_spawned` on it."""
+        """A child was spawned: register it under its requester and record `child_spawned` on it.
+
+        The signal seeds the requester's cursor on the child at its own sequence (SPEC §5.1).
+        """
         kind = SignalKind.CHILD_SPAWNED
 
         def attempt() -> Signal:
@@ -343,15 +444,18 @@ class SessionWatch:
                 dedupe_key=f"child-spawned:{run}",
                 now=self._clock.now(),
             )
-            with self._store.write() as tx:
+
+            def spawn(tx: WriteTransaction) -> tuple[SignalRecorded, list[CursorFact]]:
                 existing = tx.signal_by_dedupe(f"child-spawned:{run}")
                 if existing is not None:
-                    return Signal.from_event(existing)
+                    return existing, []
                 upsert = UpsertSession(
                     session_key=draft.session_key, agent_id=draft.agent_id, spawned_by=requester
                 )
                 self._apply(tx, draft.identity, upsert)
-                return Signal.from_event(self._record_in(tx, draft))
+                return self._record_in(tx, draft)
+
+            return self._commit(spawn)
 
         return self._best_effort(child_key, kind, attempt)
 
@@ -413,8 +517,7 @@ class SessionWatch:
                 dedupe_key=f"compacted:{operation}",
                 now=self._clock.now(),
             )
-            with self._store.write() as tx:
-                return Signal.from_event(self._record_in(tx, draft))
+            return self._commit(lambda tx: self._record_in(tx, draft))
 
         return self._best_effort(key, kind, attempt)
 
@@ -429,17 +532,150 @@ class SessionWatch:
             ),
         )
 
+    # -------------------------------------------------------------------------------- watching
+
+    def watch(self, watcher_key: str, target_key: str, *, target_agent_id: str | None = None) -> bool:
+        """Register an explicit watch at the target's current head (SPEC §5.2).
+
+        Returns False, writing nothing, for a watcher that is not agent-qualified, a bare target
+        without its agent id, or a self-watch; True when registered or already watching (an existing
+        cursor is never clobbered).
+        """
+        watcher = check_key(watcher_key, "watcher_key")
+        check_key(target_key, "target_key")
+        if not watch_cursor.can_watch(watcher):
+            return False
+        try:
+            target = resolve_identity(target_key, target_agent_id, "target_key")
+        except InvalidSignal:
+            return False
+        if watch_cursor.watcher_identity(watcher) == target:
+            return False
+        key = CursorKey(watcher, target.session_key, target.agent_id)
+        with self._store.write() as tx:
+            current = tx.cursor(key)
+            head = tx.session(target).head
+            command = RegisterWatch(**_key_fields(key), at_ms=self._now_ms(), head=head)
+            events = watch_cursor.decide(command, current)
+            if events:
+                tx.append_cursor(key, events, before=current)
+        return True
+
+    def unwatch(self, watcher_key: str, target_key: str, *, target_agent_id: str | None = None) -> bool:
+        """Stop watching; True when a cursor was removed (SPEC §16)."""
+        key = self._cursor_key(watcher_key, target_key, target_agent_id)
+        with self._store.write() as tx:
+            current = tx.cursor(key)
+            events = watch_cursor.decide(RemoveWatch(**_key_fields(key), at_ms=self._now_ms()), current)
+            if events:
+                tx.append_cursor(key, events, before=current)
+        return bool(events)
+
+    def cursor(
+        self, watcher_key: str, target_key: str, *, target_agent_id: str | None = None
+    ) -> Cursor | None:
+        """The watcher's cursor on the target, or None."""
+        state = self._store.cursor(self._cursor_key(watcher_key, target_key, target_agent_id))
+        return Cursor.from_state(state) if state is not None else None
+
+    @staticmethod
+    def _cursor_key(watcher_key: object, target_key: object, target_agent_id: object) -> CursorKey:
+        watcher = _query_key(watcher_key, "watcher_key")
+        target = _query_identity(target_key, target_agent_id, "target_key")
+        return CursorKey(watcher, target.session_key, target.agent_id)
+
+    # --------------------------------------------------------------------------------- notices
+
+    def pending_notices(self, watcher_key: str) -> list[Notice]:
+        """The watcher's pending notices, one per stale target, without acknowledging them."""
+        watcher = _query_key(watcher_key, "watcher_key")
+        return [Notice.from_state(c) for c in self._store.cursors_of(watcher, pending_only=True)]
+
+    def drain(self, watcher_key: str) -> list[Notice]:
+        """Return the pending notices and acknowledge each (SPEC §6.3).
+
+        Each cursor gets `L := N`, then exactly one follow-up notice where more arrived (`M > N`).
+        """
+        watcher = _query_key(watcher_key, "watcher_key")
+        with self._store.write() as tx:
+            pending = tx.cursors_of(watcher, pending_only=True)
+            follow_ups = self._acknowledge_in(tx, pending)
+        self._publish(_wakes(follow_ups))
+        return [Notice.from_state(c) for c in pending]
+
+    def acknowledge(self, watcher_key: str, targets: Iterable[str | Notice]) -> None:
+        """Two-phase alternative to `drain`: acknowledge the notices read with `pending_notices`.
+
+        A `Notice` names its target exactly; a key names every target with that key.
+        """
+        watcher = _query_key(watcher_key, "watcher_key")
+        exact = {(t.target, t.target_agent_id) for t in targets if isinstance(t, Notice)}
+        by_key = {_query_key(t, "targets") for t in targets if isinstance(t, str)}
+        with self._store.write() as tx:
+            chosen = [
+                c
+                for c in tx.cursors_of(watcher, pending_only=True)
+                if (c.target_key, c.target_agent_id) in exact or c.target_key in by_key
+            ]
+            follow_ups = self._acknowledge_in(tx, chosen)
+        self._publish(_wakes(follow_ups))
+
+    def _acknowledge_in(self, tx: WriteTransaction, cursors: Sequence[CursorState]) -> list[CursorState]:
+        """Acknowledge each cursor; return those left with a follow-up notice."""
+        now_ms = self._now_ms()
+        follow_ups = []
+        for current in cursors:
+            events = watch_cursor.decide(AcknowledgeNotice(**_key_fields(current.key), at_ms=now_ms), current)
+            tx.append_cursor(current.key, events, before=current)
+            after: CursorState | None = current
+            for event in events:
+                after = watch_cursor.evolve(after, event)
+            if after is not None and after.pending:
+                follow_ups.append(after)
+        return follow_ups
+
+    def sweep(self) -> SweepReport:
+        """Restart sweep (SPEC §6.5): re-freeze `N := M` on every open cursor of an existing watcher.
+
+        Every such notice is re-published: its non-subagent watcher is woken after the commit.
+        An acknowledged cursor (`L == M`) is never reopened.
+        """
+        now_ms = self._now_ms()
+        republished: list[CursorState] = []
+        refrozen = 0
+        skipped = 0
+        with self._store.write() as tx:
+            exists: dict[str, bool] = {}
+            for current in tx.open_cursors():
+                if current.watcher not in exists:
+                    identity = watch_cursor.watcher_identity(current.watcher)
+                    exists[current.watcher] = identity is not None and tx.session(identity).registered
+                commands = watch_cursor.resume(current, watcher_exists=exists[current.watcher], at_ms=now_ms)
+                if not commands:
+                    skipped += 1
+                    continue
+                events = [e for command in commands for e in watch_cursor.decide(command, current)]
+                if events:
+                    tx.append_cursor(current.key, events, before=current)
+                    refrozen += 1
+                republished.append(current)
+        woken = self._publish(_wakes(republished))
+        return SweepReport(
+            refrozen=refrozen,
+            republished=len(republished),
+            woken=tuple(dict.fromkeys(woken)),
+            skipped_missing_watchers=skipped,
+        )
+
     # -------------------------------------------------------------------------- reconciliation
 
     def session_status(
-        self,
-        key: str,
-        *,
-        changes_since: int | None = None,
-        limit: int = 200,
-        agent_id: str | None = None,
+        self, key: str, *, changes_since: int | None = None, limit: int = 200, agent_id: str | None = None
     ) -> SessionStatus:
-        """The session's head and, with `changes_since`, the typed delta after it (SPEC §7.1)."""
+        """The session's head and, with `changes_since`, the typed delta after it (SPEC §7.1).
+
+        Reading the status never advances a cursor (SPEC §6.3).
+        """
         since = check_changes_since(changes_since)
         page = clamp_limit(limit)
         identity = _query_identity(key, agent_id)
@@ -464,9 +700,11 @@ class SessionWatch:
 
     def rebuild_read_model(self) -> ReadModel:
         """Replay the whole event store into fresh read models (what `audit` compares with)."""
-        from sessionwatch.projections.read_model import fold  # noqa: PLC0415 - audit-only path
-
         return fold(self._store.replay())
+
+
+def _key_fields(key: CursorKey) -> dict[str, str]:
+    return {"watcher": key.watcher, "target_key": key.target_key, "target_agent_id": key.target_agent_id}
 
 
 def open_store(
@@ -487,7 +725,19 @@ def open_watch(
     url: str | None = None,
     *,
     clock: Clock | None = None,
+    waker: Waker | None = None,
     synchronous: Literal["normal", "full"] | None = None,
+    sweep_on_open: bool = True,
 ) -> SessionWatch:
-    """Open sessionwatch on the store `url` names (`None`: `$SESSIONWATCH_URL` or `./sessionwatch.db`)."""
-    return SessionWatch(open_store(url, synchronous=synchronous), clock=clock)
+    """Open sessionwatch on the store `url` names (`None`: `$SESSIONWATCH_URL` or `./sessionwatch.db`).
+
+    The restart sweep (SPEC §6.5) runs once unless `sweep_on_open=False`.
+    """
+    watch = SessionWatch(open_store(url, synchronous=synchronous), clock=clock, waker=waker)
+    if sweep_on_open:
+        try:
+            watch.sweep()
+        except BaseException:
+            watch.close()
+            raise
+    return watch

@@ -22,6 +22,7 @@ from sessionwatch.domain.signals import (
     check_payload,
     check_summary,
     clamp_occurred_at,
+    to_epoch_ms,
 )
 
 
@@ -38,9 +39,11 @@ class SignalDraft(BaseModel):
     actor_id: str | None = None
     run_id: str | None = None
     occurred_at_ms: int
+    recorded_at_ms: int
     summary: str
     payload: Payload | None = None
     dedupe_key: str | None = None
+    watchers: tuple[str, ...] = ()
 
     @property
     def identity(self) -> SessionIdentity:
@@ -66,6 +69,7 @@ def check_signal(
     session_id: object = None,
     occurred_at: object = None,
     dedupe_key: object = None,
+    watchers: object = (),
 ) -> SignalDraft:
     """Validate every field of a signal, raising `InvalidSignal` for the first bad one."""
     identity = resolve_identity(session_key, agent_id)
@@ -84,7 +88,17 @@ def check_signal(
         actor_id=checked_actor_id,
         run_id=check_optional_text(run_id, "run_id"),
         occurred_at_ms=clamp_occurred_at(occurred_at, now),
+        recorded_at_ms=to_epoch_ms(now),
         summary=check_summary(summary),
         payload=check_payload(checked_kind, payload),
         dedupe_key=check_optional_text(dedupe_key, "dedupe_key"),
+        watchers=check_watchers(watchers),
     )
+
+
+def check_watchers(watchers: object) -> tuple[str, ...]:
+    """Producer watchers: well-formed keys; bare ones are kept here and never notified (SPEC §4)."""
+    if isinstance(watchers, str) or not isinstance(watchers, list | tuple | set | frozenset):
+        raise InvalidSignal("watchers", "must be a sequence of session keys")
+    checked = [check_key(w, "watchers") for w in watchers]
+    return tuple(dict.fromkeys(sorted(checked) if isinstance(watchers, set | frozenset) else checked))

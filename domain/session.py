@@ -44,9 +44,11 @@ class SignalRecorded(Event):
     actor_id: str | None = None
     run_id: str | None = None
     occurred_at_ms: int
+    recorded_at_ms: int  # the local clock: heads, cursors and pruning use it, never occurred_at
     summary: str
     payload: Payload | None = None
     dedupe_key: str | None = None
+    watchers: tuple[str, ...] = ()  # producer watchers (SPEC §4); registered holders are implied
 
     @property
     def identity(self) -> SessionIdentity:
@@ -101,9 +103,11 @@ class RecordSignal(Command):
     actor_id: str | None = None
     run_id: str | None = None
     occurred_at_ms: int
+    recorded_at_ms: int
     summary: str
     payload: Payload | None = None
     dedupe_key: str | None = None
+    watchers: tuple[str, ...] = ()
 
 
 class ResetSession(Command):
@@ -137,6 +141,7 @@ class SessionState(BaseModel):
     kind: str = DEFAULT_KIND
     spawned_by: str | None = None
     parent_session_key: str | None = None
+    registered: bool = False  # upserted and not deleted: the sweep's "watcher exists" (SPEC §13)
     head: int = 0
     pruned_through: int = 0  # the prune watermark (SPEC §2)
 
@@ -158,6 +163,7 @@ def evolve(state: SessionState, event: SessionEvent) -> SessionState:
             return state.model_copy(
                 update={
                     "known": True,
+                    "registered": True,
                     "session_id": event.session_id,
                     "kind": event.kind,
                     "spawned_by": event.spawned_by,
@@ -191,7 +197,7 @@ def decide(command: SessionCommand, state: SessionState) -> list[SessionEvent]:
                 "parent_session_key": command.parent_session_key or state.parent_session_key,
             }
             current = {name: getattr(state, name) for name in wanted}
-            if state.known and wanted == current:
+            if state.registered and wanted == current:
                 return []
             return [SessionUpserted(session_key=state.session_key, agent_id=state.agent_id, **wanted)]
         case RecordSignal():

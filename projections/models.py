@@ -13,8 +13,10 @@ from sessionwatch.domain.signals import (
     ActorType,
     SignalKind,
     from_epoch_ms,
+    notice_text,
     to_epoch_ms,
 )
+from sessionwatch.domain.watch_cursor import CursorState
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -221,3 +223,82 @@ class SessionEntry(BaseModel):
             parent_session_key=state.parent_session_key,
             state_version=state.head,
         )
+
+
+class Cursor(BaseModel):
+    """A watcher's cursor on a target (SPEC §2): `last_seen <= notified <= material`."""
+
+    model_config = _FROZEN
+
+    watcher: str
+    target: str
+    target_agent_id: str
+    last_seen: int
+    notified: int
+    material: int
+    updated_at: datetime
+
+    @classmethod
+    def from_state(cls, state: CursorState) -> Cursor:
+        """The API view of a stored cursor."""
+        return cls(
+            watcher=state.watcher,
+            target=state.target_key,
+            target_agent_id=state.target_agent_id,
+            last_seen=state.last_seen,
+            notified=state.notified,
+            material=state.material,
+            updated_at=from_epoch_ms(state.updated_at_ms),
+        )
+
+
+class Notice(BaseModel):
+    """The one line a stale watcher gets for a target (SPEC §6.2); `text` is `notice_text(target, L)`."""
+
+    model_config = _FROZEN
+
+    watcher: str
+    target: str
+    target_agent_id: str
+    last_seen: int
+    text: str
+
+    @classmethod
+    def from_state(cls, state: CursorState) -> Notice:
+        """The notice of a cursor with `N > L`."""
+        return cls(
+            watcher=state.watcher,
+            target=state.target_key,
+            target_agent_id=state.target_agent_id,
+            last_seen=state.last_seen,
+            text=notice_text(state.target_key, state.last_seen),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """`target`, `targetAgentId`, `lastSeen`, `text` (SPEC §13.1)."""
+        return {
+            "target": self.target,
+            "targetAgentId": self.target_agent_id,
+            "lastSeen": self.last_seen,
+            "text": self.text,
+        }
+
+
+class SweepReport(BaseModel):
+    """What a restart sweep did (SPEC §6.5): notices re-frozen and watchers woken."""
+
+    model_config = _FROZEN
+
+    refrozen: int  # cursors whose N was moved up to M
+    republished: int  # open notices of existing watchers, each re-published (refrozen or not)
+    woken: tuple[str, ...]
+    skipped_missing_watchers: int
+
+    def to_json(self) -> dict[str, Any]:
+        """CamelCase summary."""
+        return {
+            "refrozen": self.refrozen,
+            "republished": self.republished,
+            "woken": list(self.woken),
+            "skippedMissingWatchers": self.skipped_missing_watchers,
+        }

@@ -1,16 +1,17 @@
-"""The read models as one pure fold: sessions (heads, watermarks, registry) and the signal log.
+"""The read models as one pure fold: sessions, the signal log, and watch cursors with their notices.
 
 `evolve_read_model(model, event)` is the reference semantics every durable store must match;
-the memory store runs it directly and `audit` replays the event store through it.
+the memory store runs it directly and the replay check folds the whole event store through it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TypeVar, assert_never
+from typing import TypeAlias, TypeVar, assert_never
 
-from sessionwatch.domain import session
+from sessionwatch.domain import session, watch_cursor
+from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.session import (
     SessionDeleted,
@@ -20,23 +21,57 @@ from sessionwatch.domain.session import (
     SessionUpserted,
     SignalRecorded,
 )
+from sessionwatch.domain.watch_cursor import (
+    CursorFact,
+    CursorKey,
+    CursorState,
+    NoticeAcknowledged,
+    NoticeRefrozen,
+    WatchRegistered,
+    WatchRemoved,
+)
 
 K = TypeVar("K")
 V = TypeVar("V")
 
+CursorsByTarget: TypeAlias = Mapping[SessionIdentity, Mapping[str, CursorState]]
+
 
 @dataclass(frozen=True, slots=True)
 class ReadModel:
-    """Every read model of the core, keyed by session identity.
+    """Every read model of the core.
 
     `sessions` holds each known identity's state (head, watermark, registry fields);
     `signals` holds each identity's retained signals in ascending sequence order;
-    `dedupe` maps every retained dedupe key to its signal's identity and sequence.
+    `dedupe` maps every retained dedupe key to its signal's identity and sequence;
+    `cursors` holds each target identity's cursors by watcher key (pending notices: `N > L`).
     """
 
     sessions: Mapping[SessionIdentity, SessionState] = field(default_factory=dict)
     signals: Mapping[SessionIdentity, tuple[SignalRecorded, ...]] = field(default_factory=dict)
     dedupe: Mapping[str, tuple[SessionIdentity, int]] = field(default_factory=dict)
+    cursors: CursorsByTarget = field(default_factory=dict)
+
+    def cursor(self, key: CursorKey) -> CursorState | None:
+        """One cursor, or None."""
+        return self.cursors.get(key.target, {}).get(key.watcher)
+
+    def all_cursors(self) -> list[CursorState]:
+        """Every cursor, ordered by watcher then target."""
+        found = [state for by_watcher in self.cursors.values() for state in by_watcher.values()]
+        return sorted(found, key=lambda c: c.key)
+
+    def held_by(self, identity: SessionIdentity) -> list[CursorKey]:
+        """The cursors an identity holds as watcher (only agent-qualified keys can hold any)."""
+        watcher = watch_cursor.watcher_identity(identity.session_key)
+        if watcher != identity:
+            return []
+        return sorted(
+            state.key
+            for by_watcher in self.cursors.values()
+            for state in by_watcher.values()
+            if state.watcher == identity.session_key
+        )
 
 
 def _with(mapping: Mapping[K, V], key: K, value: V) -> dict[K, V]:
@@ -52,8 +87,53 @@ def _without(mapping: Mapping[K, V], keys: Iterable[K]) -> dict[K, V]:
     return out
 
 
-def evolve_read_model(model: ReadModel, event: SessionEvent) -> ReadModel:
+def apply_cursor_facts(cursors: CursorsByTarget, facts: Iterable[CursorFact]) -> CursorsByTarget:
+    """Evolve the cursors touched by `facts`, dropping a target's entry once it has none."""
+    out = dict(cursors)
+    for fact in facts:
+        target = fact.key.target
+        by_watcher = dict(out.get(target, {}))
+        state = watch_cursor.evolve(by_watcher.get(fact.watcher), fact)
+        if state is None:
+            by_watcher.pop(fact.watcher, None)
+        else:
+            by_watcher[fact.watcher] = state
+        if by_watcher:
+            out[target] = by_watcher
+        else:
+            out.pop(target, None)
+    return out
+
+
+def implied_facts(model: ReadModel, event: SessionEvent) -> list[CursorFact]:
+    """The cursor facts a stored Session event implies, decided against the cursors before it."""
+    identity = SessionIdentity(event.session_key, event.agent_id)
+    at_ms = event.recorded_at_ms if isinstance(event, SignalRecorded) else 0
+    held = model.held_by(identity) if isinstance(event, SessionReset | SessionDeleted) else ()
+    commands = watch_cursor.react(event, model.cursors.get(identity, {}), held_by_session=held, at_ms=at_ms)
+    facts: list[CursorFact] = []
+    cursors = model.cursors
+    for command in commands:
+        key = CursorKey(command.watcher, command.target_key, command.target_agent_id)
+        decided = watch_cursor.derive(command, cursors.get(key.target, {}).get(key.watcher))
+        cursors = apply_cursor_facts(cursors, decided)
+        facts.extend(decided)
+    return facts
+
+
+def evolve_read_model(model: ReadModel, event: DomainEvent) -> ReadModel:
     """Apply one stored event to every view (the projection), never raising."""
+    match event:
+        case WatchRegistered() | NoticeAcknowledged() | NoticeRefrozen() | WatchRemoved():
+            return replace(model, cursors=apply_cursor_facts(model.cursors, [event]))
+        case SessionUpserted() | SignalRecorded() | SessionReset() | SessionDeleted():
+            cursors = apply_cursor_facts(model.cursors, implied_facts(model, event))
+            return replace(_evolve_session_views(model, event), cursors=cursors)
+        case _:
+            assert_never(event)
+
+
+def _evolve_session_views(model: ReadModel, event: SessionEvent) -> ReadModel:
     identity = SessionIdentity(event.session_key, event.agent_id)
     state = model.sessions.get(identity) or session.initial(identity)
     sessions = _with(model.sessions, identity, session.evolve(state, event))
@@ -65,19 +145,22 @@ def evolve_read_model(model: ReadModel, event: SessionEvent) -> ReadModel:
             dedupe: Mapping[str, tuple[SessionIdentity, int]] = model.dedupe
             if event.dedupe_key is not None:
                 dedupe = _with(dedupe, event.dedupe_key, (identity, event.sequence))
-            return ReadModel(sessions, _with(model.signals, identity, log), dedupe)
+            return replace(
+                model, sessions=sessions, signals=_with(model.signals, identity, log), dedupe=dedupe
+            )
         case SessionDeleted():
             dropped = [s.dedupe_key for s in model.signals.get(identity, ()) if s.dedupe_key is not None]
-            return ReadModel(
-                _without(model.sessions, [identity]),
-                _without(model.signals, [identity]),
-                _without(model.dedupe, dropped),
+            return replace(
+                model,
+                sessions=_without(model.sessions, [identity]),
+                signals=_without(model.signals, [identity]),
+                dedupe=_without(model.dedupe, dropped),
             )
         case _:
             assert_never(event)
 
 
-def fold(events: Iterable[SessionEvent], model: ReadModel | None = None) -> ReadModel:
+def fold(events: Iterable[DomainEvent], model: ReadModel | None = None) -> ReadModel:
     """Replay events from `model` (or empty) in order."""
     current = model or ReadModel()
     for event in events:

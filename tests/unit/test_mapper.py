@@ -27,6 +27,7 @@ SIGNAL = SignalRecorded(
     actor_type="system",
     run_id="run-1",
     occurred_at_ms=1_796_000_000_000,
+    recorded_at_ms=1_796_000_000_500,
     summary="child run failed",
     payload=Payload(outcome="timeout"),
     dedupe_key="run-terminal:run-1",
@@ -39,6 +40,10 @@ def test_every_stored_name_is_explicit_and_versioned() -> None:
         "session.signal_recorded.v1",
         "session.reset.v1",
         "session.deleted.v1",
+        "cursor.watch_registered.v1",
+        "cursor.notice_acknowledged.v1",
+        "cursor.notice_refrozen.v1",
+        "cursor.watch_removed.v1",
     }
     for name in EVENT_TYPES:
         assert re.fullmatch(r"[a-z_]+\.[a-z_]+\.v\d+", name)
@@ -77,12 +82,14 @@ def test_a_stored_body_written_by_version_one_still_decodes() -> None:
     old = (
         b'{"sequence":3,"session_key":"agent:main:x","agent_id":"main","session_id":null,'
         b'"kind":"human_direct_message","actor_type":"human","actor_id":null,"run_id":null,'
-        b'"occurred_at_ms":1796000000000,"summary":"human message via telegram","payload":null,'
-        b'"dedupe_key":null}'
+        b'"occurred_at_ms":1796000000000,"recorded_at_ms":1796000000000,'
+        b'"summary":"human message via telegram","payload":null,"dedupe_key":null,'
+        b'"watchers":["agent:main:main"]}'
     )
     event = decode("session.signal_recorded.v1", old)
     assert isinstance(event, SignalRecorded)
     assert event.summary == "human message via telegram"
+    assert event.watchers == ("agent:main:main",)
 
 
 def test_an_unknown_stored_name_is_refused_not_guessed() -> None:

@@ -59,6 +59,7 @@ def record(sequence: int) -> RecordSignal:
         kind=SignalKind.GOAL_CHANGED,
         actor_type="system",
         occurred_at_ms=WHEN_MS,
+        recorded_at_ms=WHEN_MS,
         summary="goal updated",
     )
 

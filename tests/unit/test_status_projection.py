@@ -50,6 +50,7 @@ def signal(
         actor_id=actor_id,
         run_id=run_id,
         occurred_at_ms=WHEN_MS + sequence,
+        recorded_at_ms=WHEN_MS + sequence,
         summary="goal updated",
         payload=payload,
         dedupe_key=dedupe_key,

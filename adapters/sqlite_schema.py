@@ -1,0 +1,249 @@
+"""The SQLite schema of sessionwatch and the mapping between its rows and domain values.
+
+One file holds eventsourcing's stored events (with a never-reused AUTOINCREMENT notification id),
+the sequence counter and the read models: sessions, the signal log and the watch cursors, whose
+rows with `notified > last_seen` are the durable pending-notice view (SPEC §6.3).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import orjson
+
+from sessionwatch.domain.session import SessionState, SignalRecorded
+from sessionwatch.domain.signals import PUBLIC_PAYLOAD_KEYS, Payload, from_epoch_ms
+from sessionwatch.domain.watch_cursor import CursorState
+from sessionwatch.projections.models import StateChange
+
+SCHEMA_VERSION = 1
+EVENTS_TABLE = "stored_events"
+
+SCHEMA = (
+    # The notification id is AUTOINCREMENT: plain rowids restart at 1 once the newest rows are
+    # deleted, and a projection tracking positions would then skip new events (ADR-0006).
+    (
+        f"CREATE TABLE IF NOT EXISTS {EVENTS_TABLE} ("
+        " notification_id INTEGER PRIMARY KEY AUTOINCREMENT,"
+        " originator_id TEXT NOT NULL,"
+        " originator_version INTEGER NOT NULL,"
+        " topic TEXT NOT NULL,"
+        " state BLOB NOT NULL,"
+        " UNIQUE (originator_id, originator_version))"
+    ),
+    "CREATE TABLE IF NOT EXISTS sw_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID",
+    "INSERT OR IGNORE INTO sw_meta (name, value) VALUES ('sequence', 0)",
+    f"INSERT OR IGNORE INTO sw_meta (name, value) VALUES ('schema_version', {SCHEMA_VERSION})",
+    (
+        "CREATE TABLE IF NOT EXISTS sw_sessions ("
+        " session_key TEXT NOT NULL,"
+        " agent_id TEXT NOT NULL,"
+        " session_id TEXT,"
+        " kind TEXT NOT NULL,"
+        " spawned_by TEXT,"
+        " parent_session_key TEXT,"
+        " registered INTEGER NOT NULL,"
+        " head INTEGER NOT NULL,"
+        " pruned_through INTEGER NOT NULL,"
+        " PRIMARY KEY (session_key, agent_id)) WITHOUT ROWID"
+    ),
+    (
+        "CREATE TABLE IF NOT EXISTS sw_signals ("
+        " sequence INTEGER PRIMARY KEY,"  # allocated by the counter, never by SQLite
+        " session_key TEXT NOT NULL,"
+        " agent_id TEXT NOT NULL,"
+        " session_id TEXT,"
+        " kind TEXT NOT NULL,"
+        " actor_type TEXT NOT NULL,"
+        " actor_id TEXT,"
+        " run_id TEXT,"
+        " occurred_at_ms INTEGER NOT NULL,"
+        " recorded_at_ms INTEGER NOT NULL,"
+        " summary TEXT NOT NULL,"
+        " payload TEXT,"
+        " dedupe_key TEXT UNIQUE,"
+        " watchers TEXT)"
+    ),
+    "CREATE INDEX IF NOT EXISTS sw_signals_by_session ON sw_signals (session_key, agent_id, sequence)",
+    (
+        "CREATE TABLE IF NOT EXISTS sw_cursors ("
+        " target_key TEXT NOT NULL,"
+        " target_agent_id TEXT NOT NULL,"
+        " watcher TEXT NOT NULL,"
+        " last_seen INTEGER NOT NULL,"
+        " notified INTEGER NOT NULL,"
+        " material INTEGER NOT NULL,"
+        " updated_at_ms INTEGER NOT NULL,"
+        " PRIMARY KEY (target_key, target_agent_id, watcher)) WITHOUT ROWID"
+    ),
+    "CREATE INDEX IF NOT EXISTS sw_cursors_by_watcher ON sw_cursors (watcher, notified, last_seen)",
+    (
+        "CREATE VIEW IF NOT EXISTS sw_pending_notices AS"
+        " SELECT watcher, target_key, target_agent_id, last_seen FROM sw_cursors WHERE notified > last_seen"
+    ),
+)
+
+SESSION_COLUMNS = (
+    "session_key, agent_id, session_id, kind, spawned_by, parent_session_key,"
+    " registered, head, pruned_through"
+)
+SIGNAL_COLUMNS = (
+    "sequence, session_key, agent_id, session_id, kind, actor_type, actor_id, run_id,"
+    " occurred_at_ms, recorded_at_ms, summary, payload, dedupe_key, watchers"
+)
+CURSOR_COLUMNS = "watcher, target_key, target_agent_id, last_seen, notified, material, updated_at_ms"
+
+UPSERT_SESSION = (
+    f"INSERT INTO sw_sessions ({SESSION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)"
+    " ON CONFLICT (session_key, agent_id) DO UPDATE SET session_id=excluded.session_id,"
+    " kind=excluded.kind, spawned_by=excluded.spawned_by,"
+    " parent_session_key=excluded.parent_session_key, registered=excluded.registered,"
+    " head=excluded.head, pruned_through=excluded.pruned_through"
+)
+INSERT_SIGNAL = f"INSERT INTO sw_signals ({SIGNAL_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+INSERT_EVENT = (
+    f"INSERT INTO {EVENTS_TABLE} (originator_id, originator_version, topic, state) VALUES (?,?,?,?)"
+)
+SELECT_SESSION = f"SELECT {SESSION_COLUMNS} FROM sw_sessions WHERE session_key=? AND agent_id=?"
+SELECT_PAGE = (
+    "SELECT sequence, kind, actor_type, actor_id, run_id, occurred_at_ms, payload, summary FROM sw_signals"
+    " WHERE session_key=? AND agent_id=? AND sequence>? ORDER BY sequence LIMIT ?"
+)
+SELECT_CURSOR = (
+    f"SELECT {CURSOR_COLUMNS} FROM sw_cursors WHERE target_key=? AND target_agent_id=? AND watcher=?"
+)
+UPSERT_CURSOR = (
+    f"INSERT INTO sw_cursors ({CURSOR_COLUMNS}) VALUES (?,?,?,?,?,?,?)"
+    " ON CONFLICT (target_key, target_agent_id, watcher) DO UPDATE SET last_seen=excluded.last_seen,"
+    " notified=excluded.notified, material=excluded.material, updated_at_ms=excluded.updated_at_ms"
+)
+DELETE_CURSOR = "DELETE FROM sw_cursors WHERE target_key=? AND target_agent_id=? AND watcher=?"
+# SPEC §6.1 for every holder but the actor, in one statement (the peer's shape): N := e only when
+# no notice is outstanding, M := e always. `material < e` makes a redelivery a no-op.
+MATERIAL_UPDATE = (
+    "UPDATE sw_cursors SET notified = CASE WHEN notified = last_seen THEN :e ELSE notified END,"
+    " material = :e, updated_at_ms = :now"
+    " WHERE target_key = :key AND target_agent_id = :agent AND watcher IS NOT :actor AND material < :e"
+    " RETURNING watcher, last_seen, notified"
+)
+INSERT_NEW_CURSOR = (
+    f"INSERT INTO sw_cursors ({CURSOR_COLUMNS}) VALUES (?,?,?,0,?,?,?)"
+    " ON CONFLICT (target_key, target_agent_id, watcher) DO NOTHING"
+)
+
+
+def session_state(row: sqlite3.Row) -> SessionState:
+    """A `sw_sessions` row as the Session stream's state."""
+    return SessionState(
+        session_key=row[0],
+        agent_id=row[1],
+        known=True,
+        session_id=row[2],
+        kind=row[3],
+        spawned_by=row[4],
+        parent_session_key=row[5],
+        registered=bool(row[6]),
+        head=row[7],
+        pruned_through=row[8],
+    )
+
+
+def session_params(state: SessionState) -> tuple[object, ...]:
+    """The `sw_sessions` row of a state."""
+    return (
+        state.session_key,
+        state.agent_id,
+        state.session_id,
+        state.kind,
+        state.spawned_by,
+        state.parent_session_key,
+        int(state.registered),
+        state.head,
+        state.pruned_through,
+    )
+
+
+def signal(row: sqlite3.Row) -> SignalRecorded:
+    """A `sw_signals` row as the stored event it came from."""
+    return SignalRecorded(
+        sequence=row[0],
+        session_key=row[1],
+        agent_id=row[2],
+        session_id=row[3],
+        kind=row[4],
+        actor_type=row[5],
+        actor_id=row[6],
+        run_id=row[7],
+        occurred_at_ms=row[8],
+        recorded_at_ms=row[9],
+        summary=row[10],
+        payload=Payload.model_validate_json(row[11]) if row[11] is not None else None,
+        dedupe_key=row[12],
+        watchers=tuple(orjson.loads(row[13])) if row[13] is not None else (),
+    )
+
+
+def signal_params(event: SignalRecorded) -> tuple[object, ...]:
+    """The `sw_signals` row of a recorded signal."""
+    payload = orjson.dumps(event.payload.as_dict()).decode() if event.payload is not None else None
+    watchers = orjson.dumps(list(event.watchers)).decode() if event.watchers else None
+    return (
+        event.sequence,
+        event.session_key,
+        event.agent_id,
+        event.session_id,
+        event.kind.value,
+        event.actor_type,
+        event.actor_id,
+        event.run_id,
+        event.occurred_at_ms,
+        event.recorded_at_ms,
+        event.summary,
+        payload,
+        event.dedupe_key,
+        watchers,
+    )
+
+
+def state_change(row: sqlite3.Row) -> StateChange:
+    """A `changesSince` event straight from its row: the reconcile hot path builds one model per row."""
+    payload = None
+    if row[6] is not None:
+        shown = {k: v for k, v in orjson.loads(row[6]).items() if k in PUBLIC_PAYLOAD_KEYS}
+        payload = shown or None
+    return StateChange(
+        sequence=row[0],
+        kind=row[1],
+        actor_type=row[2],
+        occurred_at=from_epoch_ms(row[5]),
+        summary=row[7],
+        actor_id=row[3],
+        run_id=row[4],
+        payload=payload,
+    )
+
+
+def cursor_state(row: sqlite3.Row) -> CursorState:
+    """A `sw_cursors` row."""
+    return CursorState(
+        watcher=row[0],
+        target_key=row[1],
+        target_agent_id=row[2],
+        last_seen=row[3],
+        notified=row[4],
+        material=row[5],
+        updated_at_ms=row[6],
+    )
+
+
+def cursor_params(state: CursorState) -> tuple[object, ...]:
+    """The `sw_cursors` row of a cursor."""
+    return (
+        state.watcher,
+        state.target_key,
+        state.target_agent_id,
+        state.last_seen,
+        state.notified,
+        state.material,
+        state.updated_at_ms,
+    )

@@ -1,0 +1,372 @@
+"""Watch cursor for one (watcher, target identity) pair. Invariant: last_seen <= notified <= material.
+
+`L` (last seen, acknowledged), `N` (notified, the frozen notice watermark), `M` (material, the latest
+notify-worthy sequence). A notice is pending exactly while `N > L`, and its text depends only on
+the target key and `L`, so it stays byte-identical however many changes follow (SPEC §5, §6).
+
+Stored facts are the watcher's own acts: registration, acknowledgement, the sweep's re-freeze and
+`unwatch`. Seeding, material updates and the clean-up on reset and delete are *implied* by the
+Session stream's events: `react` derives them from a stored event and the cursors as they were, so
+replaying the event store re-derives them exactly (ADR-0007).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Literal, NamedTuple, TypeAlias, assert_never
+
+from pydantic import BaseModel, ConfigDict
+
+from sessionwatch.domain.keys import SessionIdentity, agent_id_of, is_agent_qualified
+from sessionwatch.domain.messages import Command, Event
+from sessionwatch.domain.session import SessionDeleted, SessionEvent, SessionReset, SignalRecorded
+from sessionwatch.domain.signals import NOTIFYING_KINDS, SignalKind
+
+
+class CursorKey(NamedTuple):
+    """A cursor is keyed by the watcher's key and the target's identity (agent-scoped, SPEC §5.3)."""
+
+    watcher: str
+    target_key: str
+    target_agent_id: str
+
+    @property
+    def target(self) -> SessionIdentity:
+        """The watched identity."""
+        return SessionIdentity(self.target_key, self.target_agent_id)
+
+
+# ---------------------------------------------------------------------------------- stored events
+
+
+class _CursorEvent(Event):
+    watcher: str
+    target_key: str
+    target_agent_id: str
+    at_ms: int  # the local clock: cursors expire by it (SPEC §8)
+
+    @property
+    def key(self) -> CursorKey:
+        """The cursor this event belongs to."""
+        return CursorKey(self.watcher, self.target_key, self.target_agent_id)
+
+
+class WatchRegistered(_CursorEvent):
+    """An explicit watch began at the target's head: the cursor is `(head, head, head)` (SPEC §5.2)."""
+
+    type: Literal["cursor.watch_registered.v1"] = "cursor.watch_registered.v1"
+    head: int
+
+
+class NoticeAcknowledged(_CursorEvent):
+    """The watcher drained its notice: `L := N`, then `N := M` when more arrived (SPEC §6.3)."""
+
+    type: Literal["cursor.notice_acknowledged.v1"] = "cursor.notice_acknowledged.v1"
+    last_seen: int
+    notified: int
+
+
+class NoticeRefrozen(_CursorEvent):
+    """The restart sweep re-froze an open notice at the material position: `N := M` (SPEC §6.5)."""
+
+    type: Literal["cursor.notice_refrozen.v1"] = "cursor.notice_refrozen.v1"
+    notified: int
+
+
+class WatchRemoved(_CursorEvent):
+    """The watcher stopped watching the target (`unwatch`, SPEC §16)."""
+
+    type: Literal["cursor.watch_removed.v1"] = "cursor.watch_removed.v1"
+
+
+CursorEvent: TypeAlias = WatchRegistered | NoticeAcknowledged | NoticeRefrozen | WatchRemoved
+
+# --------------------------------------------------------------------------------- implied facts
+
+
+class CursorSeeded(_CursorEvent):
+    """Implied by `child_spawned`: the requester's cursor on the child is `(s, s, s)` (SPEC §5.1)."""
+
+    type: Literal["cursor.seeded"] = "cursor.seeded"
+    sequence: int
+
+
+class MaterialSignalSeen(_CursorEvent):
+    """Implied by a notifying signal: `N := e` if no notice was outstanding, `M := e` (SPEC §6.1)."""
+
+    type: Literal["cursor.material_seen"] = "cursor.material_seen"
+    sequence: int
+    notified: int
+    last_seen: int
+
+
+class CursorDropped(_CursorEvent):
+    """Implied by a reset of the watcher or a deletion of either session (SPEC §5.4, §9)."""
+
+    type: Literal["cursor.dropped"] = "cursor.dropped"
+
+
+ImpliedFact: TypeAlias = CursorSeeded | MaterialSignalSeen | CursorDropped
+
+CursorFact: TypeAlias = CursorEvent | ImpliedFact
+"""Everything `evolve` applies: stored events and implied facts."""
+
+# -------------------------------------------------------------------------------------- commands
+
+
+class _CursorCommand(Command):
+    watcher: str
+    target_key: str
+    target_agent_id: str
+    at_ms: int
+
+    def ids(self) -> dict[str, str | int]:
+        """The fields every cursor fact repeats from its command."""
+        return {
+            "watcher": self.watcher,
+            "target_key": self.target_key,
+            "target_agent_id": self.target_agent_id,
+            "at_ms": self.at_ms,
+        }
+
+
+class RegisterWatch(_CursorCommand):
+    """Start watching at the target's current head; an existing cursor is left untouched."""
+
+    head: int
+
+
+class AcknowledgeNotice(_CursorCommand):
+    """Acknowledge the pending notice (drain or two-phase acknowledge)."""
+
+
+class RefreezeNotice(_CursorCommand):
+    """Restart sweep: re-freeze an open notice at `M`."""
+
+
+class RemoveWatch(_CursorCommand):
+    """Stop watching (`unwatch`)."""
+
+
+class SeedCursor(_CursorCommand):
+    """Spawn edge: overwrite the cursor with `(s, s, s)`."""
+
+    sequence: int
+
+
+class ObserveMaterialSignal(_CursorCommand):
+    """A notifying signal by another actor reached this watcher."""
+
+    sequence: int
+
+
+class DropCursor(_CursorCommand):
+    """Reset or deletion clean-up."""
+
+
+CursorCommand: TypeAlias = RegisterWatch | AcknowledgeNotice | RefreezeNotice | RemoveWatch
+"""The watcher's own acts: decided into stored events."""
+
+ImpliedCommand: TypeAlias = SeedCursor | ObserveMaterialSignal | DropCursor
+"""What a Session event implies for a cursor: derived into facts that are not stored (ADR-0007)."""
+
+# ----------------------------------------------------------------------------------------- state
+
+
+class CursorState(BaseModel):
+    """One cursor's positions and its last update on the local clock."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    watcher: str
+    target_key: str
+    target_agent_id: str
+    last_seen: int
+    notified: int
+    material: int
+    updated_at_ms: int
+
+    @property
+    def key(self) -> CursorKey:
+        """The pair this cursor belongs to."""
+        return CursorKey(self.watcher, self.target_key, self.target_agent_id)
+
+    @property
+    def pending(self) -> bool:
+        """A notice is pending exactly while `N > L` (SPEC §6.3)."""
+        return self.notified > self.last_seen
+
+
+def _positions(key: CursorKey, last_seen: int, notified: int, material: int, at_ms: int) -> CursorState:
+    return CursorState(
+        watcher=key.watcher,
+        target_key=key.target_key,
+        target_agent_id=key.target_agent_id,
+        last_seen=last_seen,
+        notified=notified,
+        material=material,
+        updated_at_ms=at_ms,
+    )
+
+
+def evolve(state: CursorState | None, fact: CursorFact) -> CursorState | None:
+    """Apply one stored or implied fact; `None` is "no cursor". Never validates, never raises."""
+    key = fact.key
+    match fact:
+        case WatchRegistered():
+            return _positions(key, fact.head, fact.head, fact.head, fact.at_ms)
+        case CursorSeeded():
+            return _positions(key, fact.sequence, fact.sequence, fact.sequence, fact.at_ms)
+        case MaterialSignalSeen():
+            return _positions(key, fact.last_seen, fact.notified, fact.sequence, fact.at_ms)
+        case NoticeAcknowledged():
+            material = state.material if state is not None else fact.notified
+            return _positions(key, fact.last_seen, fact.notified, material, fact.at_ms)
+        case NoticeRefrozen():
+            last_seen = state.last_seen if state is not None else 0
+            return _positions(key, last_seen, fact.notified, fact.notified, fact.at_ms)
+        case WatchRemoved() | CursorDropped():
+            return None
+        case _:
+            assert_never(fact)
+
+
+def decide(command: CursorCommand, state: CursorState | None) -> list[CursorEvent]:
+    """The watcher's acts; `[]` means nothing to do, so a retried command is free."""
+    match command:
+        case RegisterWatch():
+            if state is not None:  # re-watching must not clobber a pending notice (SPEC §5.2)
+                return []
+            return [WatchRegistered(**command.ids(), head=command.head)]
+        case AcknowledgeNotice():
+            if state is None or not state.pending:
+                return []
+            # L := N, never to the head: that would lose an interleaved signal (SPEC §6.3).
+            follow_up = max(state.notified, state.material)
+            return [NoticeAcknowledged(**command.ids(), last_seen=state.notified, notified=follow_up)]
+        case RefreezeNotice():
+            if state is None or state.material <= state.last_seen:  # acknowledged: never reopened
+                return []
+            if state.notified == state.material:  # already frozen at M: only the wake is owed
+                return []
+            return [NoticeRefrozen(**command.ids(), notified=state.material)]
+        case RemoveWatch():
+            return [WatchRemoved(**command.ids())] if state is not None else []
+        case _:
+            assert_never(command)
+
+
+def derive(command: ImpliedCommand, state: CursorState | None) -> list[ImpliedFact]:
+    """The notice rules a Session event triggers (SPEC §5.1, §6.1, §9); `[]` for nothing to do."""
+    match command:
+        case SeedCursor():  # overwrites, even a pending notice (SPEC §5.1)
+            return [CursorSeeded(**command.ids(), sequence=command.sequence)]
+        case ObserveMaterialSignal():
+            if state is not None and command.sequence <= state.material:  # redelivery: already applied
+                return []
+            last_seen = state.last_seen if state is not None else 0
+            notified = state.notified if state is not None else 0
+            frozen = command.sequence if notified == last_seen else notified
+            return [
+                MaterialSignalSeen(
+                    **command.ids(), sequence=command.sequence, notified=frozen, last_seen=last_seen
+                )
+            ]
+        case DropCursor():
+            return [CursorDropped(**command.ids())] if state is not None else []
+        case _:
+            assert_never(command)
+
+
+# ------------------------------------------------------------------------------ react and resume
+
+
+def can_watch(watcher: str) -> bool:
+    """Only agent-qualified keys can hold cursors; a bare `global` never can (SPEC §5.3)."""
+    return is_agent_qualified(watcher)
+
+
+def notified_watchers(
+    signal: SignalRecorded, producer_watchers: Iterable[str], holders: Iterable[str]
+) -> list[str]:
+    """Who a notifying signal reaches (SPEC §4, §6.1).
+
+    Producer watchers and registered holders, deduplicated, non-agent-qualified keys dropped, and
+    never the signal's own actor (self-suppression).
+    """
+    if signal.kind not in NOTIFYING_KINDS:
+        return []
+    seen: dict[str, None] = {}
+    for watcher in (*producer_watchers, *holders):
+        if watcher != signal.actor_id and can_watch(watcher):
+            seen.setdefault(watcher, None)
+    return list(seen)
+
+
+def react(
+    event: SessionEvent,
+    cursors_on_target: Mapping[str, CursorState],
+    *,
+    held_by_session: Sequence[CursorKey] = (),
+    at_ms: int,
+) -> list[ImpliedCommand]:
+    """Which cursor commands a stored Session event implies (the notice protocol, SPEC §5, §6.1, §9).
+
+    `cursors_on_target` are the cursors on the event's session by watcher key; `held_by_session`
+    are the cursors the event's session holds as watcher (for reset and delete clean-up).
+    """
+    match event:
+        case SignalRecorded():
+            return _react_to_signal(event, cursors_on_target, at_ms)
+        case SessionReset():
+            return [_drop(key, at_ms) for key in held_by_session]
+        case SessionDeleted():
+            keys = {*held_by_session, *(state.key for state in cursors_on_target.values())}
+            return [_drop(key, at_ms) for key in sorted(keys)]
+        case _:
+            return []
+
+
+def _drop(key: CursorKey, at_ms: int) -> DropCursor:
+    return DropCursor(
+        watcher=key.watcher, target_key=key.target_key, target_agent_id=key.target_agent_id, at_ms=at_ms
+    )
+
+
+def _react_to_signal(
+    signal: SignalRecorded, cursors_on_target: Mapping[str, CursorState], at_ms: int
+) -> list[ImpliedCommand]:
+    key, agent, sequence = signal.session_key, signal.agent_id, signal.sequence
+    if signal.kind is SignalKind.CHILD_SPAWNED:
+        requester = signal.actor_id
+        if signal.actor_type == "agent" and requester is not None and can_watch(requester):
+            return [
+                SeedCursor(
+                    watcher=requester, target_key=key, target_agent_id=agent, at_ms=at_ms, sequence=sequence
+                )
+            ]
+        return []
+    return [
+        ObserveMaterialSignal(
+            watcher=w, target_key=key, target_agent_id=agent, at_ms=at_ms, sequence=sequence
+        )
+        for w in notified_watchers(signal, signal.watchers, cursors_on_target)
+    ]
+
+
+def resume(state: CursorState, *, watcher_exists: bool, at_ms: int) -> list[RefreezeNotice]:
+    """After a restart: re-issue an open notice (`M > L`) of an existing watcher (SPEC §6.5)."""
+    if not watcher_exists or state.material <= state.last_seen:
+        return []
+    key = state.key
+    return [
+        RefreezeNotice(
+            watcher=key.watcher, target_key=key.target_key, target_agent_id=key.target_agent_id, at_ms=at_ms
+        )
+    ]
+
+
+def watcher_identity(watcher: str) -> SessionIdentity | None:
+    """The session identity of a watcher key (agent-qualified keys only)."""
+    agent = agent_id_of(watcher)
+    return SessionIdentity(watcher.strip(), agent) if agent is not None else None
