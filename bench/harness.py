@@ -1,0 +1,343 @@
+"""The A/B harness: peer and sessionwatch interleaved in one process, medians, ratios (SPEC §15.1).
+
+Every workload runs the peer and sessionwatch in alternating timed blocks (peer, sessionwatch, peer,
+sessionwatch, ...) after a warm-up of each, on the same durability setting, each store in a fresh
+temporary directory. A throughput block counts units of work (signals or calls) until its time is
+up and yields a rate; a latency block times every call and yields the median. The figure reported
+per side is the median over the rounds; the ratio is always oriented so that bigger is better for
+sessionwatch (sw rate / peer rate, or peer time / sw time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import sessionwatch
+from sessionwatch import SessionWatch
+
+BENCH_DIR = Path(__file__).resolve().parent
+RESULTS_DIR = BENCH_DIR / "results"
+
+Synchronous = Literal["normal", "full"]
+SETTINGS: tuple[Synchronous, ...] = ("normal", "full")
+
+Call = Callable[[], int]
+"""One unit of a workload: does the work and returns how many units it did (signals or calls)."""
+
+
+# ------------------------------------------------------------------------------------------ modes
+
+
+@dataclass(frozen=True)
+class Mode:
+    """How long to measure: rounds of interleaved blocks of `seconds` each, after a warm-up."""
+
+    name: str
+    rounds: int
+    seconds: float
+    warmup: float
+    settings: tuple[Synchronous, ...] = SETTINGS
+
+
+QUICK = Mode(name="quick", rounds=5, seconds=0.25, warmup=0.25)
+FULL = Mode(name="full", rounds=9, seconds=1.0, warmup=1.0)
+
+
+def parse_mode(description: str, argv: Sequence[str] | None = None) -> Mode:
+    """The command line every bench script shares: `--quick`, and overrides of the mode's numbers."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help="short run (the whole suite in under a minute)")
+    parser.add_argument("--rounds", type=int, help="interleaved rounds (peer block + sessionwatch block)")
+    parser.add_argument("--seconds", type=float, help="length of one timed block")
+    parser.add_argument("--warmup", type=float, help="warm-up per side before the rounds")
+    parser.add_argument(
+        "--settings",
+        default=",".join(SETTINGS),
+        help="durability settings for the write workloads, comma separated (normal,full)",
+    )
+    args = parser.parse_args(argv)
+    base = QUICK if args.quick else FULL
+    settings = tuple(s.strip() for s in str(args.settings).split(",") if s.strip())
+    for setting in settings:
+        if setting not in SETTINGS:
+            parser.error(f"--settings: unknown setting {setting!r}")
+    return Mode(
+        name=base.name,
+        rounds=args.rounds or base.rounds,
+        seconds=args.seconds or base.seconds,
+        warmup=args.warmup if args.warmup is not None else base.warmup,
+        settings=settings,  # type: ignore[arg-type]  # checked above
+    )
+
+
+# ---------------------------------------------------------------------------------------- targets
+
+
+@dataclass(frozen=True)
+class Target:
+    """A §15.1 target: a minimum ratio to the peer, or a maximum absolute sessionwatch latency."""
+
+    kind: Literal["ratio_at_least", "sw_us_at_most"]
+    value: float
+
+    def label(self) -> str:
+        """How the table shows it."""
+        if self.kind == "ratio_at_least":
+            return f">= {self.value:g}x"
+        return f"<= {self.value:g} us"
+
+    def met(self, ratio: float, sw_median: float) -> bool:
+        """Whether a result meets the target."""
+        if self.kind == "ratio_at_least":
+            return ratio >= self.value
+        return sw_median <= self.value
+
+
+def at_least(ratio: float) -> Target:
+    """The sessionwatch rate must reach `ratio` times the peer's."""
+    return Target("ratio_at_least", ratio)
+
+
+def at_most_us(micros: float) -> Target:
+    """The median sessionwatch latency must stay under `micros`."""
+    return Target("sw_us_at_most", micros)
+
+
+# ---------------------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class Result:
+    """One line of the table, with the per-round figures behind it."""
+
+    workload: str
+    setting: str
+    unit: str
+    peer_median: float
+    sw_median: float
+    ratio: float
+    target: Target
+    met: bool
+    peer_rounds: list[float]
+    sw_rounds: list[float]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        out = asdict(self)
+        out["target"] = {"kind": self.target.kind, "value": self.target.value, "label": self.target.label()}
+        return out
+
+
+def throughput_result(
+    workload: str,
+    setting: str,
+    unit: str,
+    rounds: tuple[list[float], list[float]],
+    *,
+    target: Target,
+    extra: dict[str, Any] | None = None,
+) -> Result:
+    """Rates per round (peer, sw) -> a result whose ratio is sw rate / peer rate."""
+    peer_rounds, sw_rounds = rounds
+    peer = statistics.median(peer_rounds)
+    sw = statistics.median(sw_rounds)
+    ratio = sw / peer
+    met = target.met(ratio, sw)
+    return Result(workload, setting, unit, peer, sw, ratio, target, met, peer_rounds, sw_rounds, extra or {})
+
+
+def latency_result(
+    workload: str,
+    setting: str,
+    rounds: tuple[list[float], list[float]],
+    *,
+    target: Target,
+    extra: dict[str, Any] | None = None,
+) -> Result:
+    """Median microseconds per round (peer, sw) -> a result whose ratio is peer time / sw time."""
+    peer_rounds, sw_rounds = rounds
+    peer = statistics.median(peer_rounds)
+    sw = statistics.median(sw_rounds)
+    ratio = peer / sw
+    met = target.met(ratio, sw)
+    return Result(workload, setting, "us", peer, sw, ratio, target, met, peer_rounds, sw_rounds, extra or {})
+
+
+def _figure(value: float, unit: str) -> str:
+    if unit == "us":
+        return f"{value:,.1f} us"
+    return f"{value:,.0f} {unit}"
+
+
+HEADER = (
+    f"{'workload':<10} {'setting':<8} {'peer-median':>18} {'sw-median':>18} {'ratio':>8}  {'target':<10} met?"
+)
+
+
+def format_row(result: Result) -> str:
+    """One table line: workload, setting, peer median, sw median, ratio, target, met?."""
+    return (
+        f"{result.workload:<10} {result.setting:<8} {_figure(result.peer_median, result.unit):>18}"
+        f" {_figure(result.sw_median, result.unit):>18} {result.ratio:>7.2f}x  {result.target.label():<10}"
+        f" {'yes' if result.met else 'NO'}"
+    )
+
+
+def print_table(results: Sequence[Result]) -> None:
+    """The header and one line per result."""
+    print(HEADER)
+    for result in results:
+        print(format_row(result))
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],  # noqa: S607 - git from PATH, fixed arguments
+            cwd=BENCH_DIR,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def environment(mode: Mode) -> dict[str, Any]:
+    """What the figures were measured on."""
+    return {
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "mode": asdict(mode),
+        "python": sys.version.split()[0],
+        "sqlite": sqlite3.sqlite_version,
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "tmpdir": tempfile.gettempdir(),
+        "commit": _git_commit(),
+    }
+
+
+def write_results(name: str, results: Sequence[Result], mode: Mode) -> Path:
+    """Write `bench/results/<name>.json` (the folder is git-ignored)."""
+    RESULTS_DIR.mkdir(exist_ok=True)
+    path = RESULTS_DIR / f"{name}.json"
+    document = {"name": name, "environment": environment(mode), "results": [r.to_json() for r in results]}
+    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+# ----------------------------------------------------------------------------------- measurement
+
+
+def settle() -> None:
+    """Start a block clean: flush every dirty page to disk, collect garbage (neither is timed).
+
+    Without the flush, a side's fsyncs pay for the other side's writeback: on ext4 (data=ordered)
+    a journal commit forces out the data of every file with newly allocated blocks, so a peer
+    block that follows a burst of sessionwatch writes (or the reverse) would be charged for them.
+    """
+    os.sync()
+    gc.collect()
+
+
+def rate_block(call: Call, seconds: float) -> float:
+    """Units per second: calls `call` until `seconds` have passed (at least once)."""
+    settle()
+    units = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while True:
+        units += call()
+        now = time.perf_counter()
+        if now >= deadline:
+            return units / (now - start)
+
+
+def latency_block(call: Call, seconds: float) -> float:
+    """The median microseconds of one call over a block of `seconds`."""
+    settle()
+    samples: list[int] = []
+    clock = time.perf_counter_ns
+    deadline = clock() + int(seconds * 1e9)
+    while True:
+        start = clock()
+        call()
+        end = clock()
+        samples.append(end - start)
+        if end >= deadline:
+            return statistics.median(samples) / 1000.0
+
+
+def interleave(
+    peer: Call, sw: Call, mode: Mode, block: Callable[[Call, float], float] = rate_block
+) -> tuple[list[float], list[float]]:
+    """Warm both up, then `mode.rounds` rounds of (peer block, sessionwatch block)."""
+    block(peer, mode.warmup)
+    block(sw, mode.warmup)
+    peer_rounds: list[float] = []
+    sw_rounds: list[float] = []
+    for _ in range(mode.rounds):
+        peer_rounds.append(block(peer, mode.seconds))
+        sw_rounds.append(block(sw, mode.seconds))
+    return peer_rounds, sw_rounds
+
+
+# ---------------------------------------------------------------------------------------- stores
+
+
+@contextmanager
+def fresh_dir(label: str) -> Iterator[Path]:
+    """A fresh temporary directory for one store, removed afterwards (`$TMPDIR` picks the disk)."""
+    with tempfile.TemporaryDirectory(prefix=f"sessionwatch-bench-{label}-") as name:
+        yield Path(name)
+
+
+@contextmanager
+def sessionwatch_store(directory: Path, synchronous: Synchronous) -> Iterator[SessionWatch]:
+    """A `SessionWatch` on a SQLite file in `directory`."""
+    watch = sessionwatch.open(f"sqlite:///{directory / 'sessionwatch.db'}", synchronous=synchronous)
+    try:
+        yield watch
+    finally:
+        watch.close()
+
+
+def checkpoint(path: Path) -> None:
+    """Fold the WAL into the database file (after a bulk load), from a connection of our own."""
+    connection = sqlite3.connect(path, isolation_level=None)
+    try:
+        connection.execute("PRAGMA busy_timeout=5000")
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        connection.close()
+
+
+def now_ms() -> int:
+    """The wall clock in epoch milliseconds."""
+    return time.time_ns() // 1_000_000
+
+
+# ---------------------------------------------------------------------------- the signal of §15.1
+
+AGENT = "main"
+WATCHER = "agent:main:main"
+TARGET = "agent:main:subagent:worker"
+SUMMARY = "human message via telegram"

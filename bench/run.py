@@ -1,0 +1,51 @@
+"""Run every benchmark workload, print one table, write `bench/results/run.json`.
+
+`python bench/run.py --quick` finishes in under a minute on two cores; without `--quick` each
+workload runs more and longer rounds. Each workload also writes its own `bench/results/<name>.json`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # `python bench/run.py` finds `bench.*`
+
+from bench import batch, head, reconcile, record
+from bench.harness import HEADER, Mode, Result, format_row, parse_mode, print_table, write_results
+
+WORKLOADS: tuple[tuple[str, Callable[[Mode], list[Result]]], ...] = (
+    (record.NAME, record.run),
+    (batch.NAME, batch.run),
+    (reconcile.NAME, reconcile.run),
+    (head.NAME, head.run),
+)
+
+
+def main() -> None:
+    """Run the workloads in turn, printing each line as it is measured, then the whole table."""
+    mode = parse_mode(__doc__ or "sessionwatch benchmarks")
+    started = time.perf_counter()
+    print(f"mode {mode.name}: {mode.rounds} rounds x {mode.seconds:g} s, settings {','.join(mode.settings)}")
+    print(HEADER, flush=True)
+    everything: list[Result] = []
+    for name, run in WORKLOADS:
+        results = run(mode)
+        for result in results:
+            print(format_row(result), flush=True)
+        write_results(name, results, mode)
+        everything.extend(results)
+    elapsed = time.perf_counter() - started
+    print()
+    print_table(everything)
+    met = sum(result.met for result in everything)
+    print(f"{met}/{len(everything)} targets met in {elapsed:.0f} s")
+    print("ratio: sessionwatch rate / peer rate (head: peer time / sessionwatch time); bigger is better")
+    path = write_results("run", everything, mode)
+    print(f"results: {path}")
+
+
+if __name__ == "__main__":
+    main()
