@@ -1,8 +1,10 @@
 """The `sessionwatch` command line (SPEC §14): argument parsing, output formatting, exit codes.
 
-A thin shell over `SessionWatch`: every rule lives in the core. Exit codes: 0 success, 1 reserved
-for audit violations, 2 bad usage, bad input or an unusable store, 3 an unexpected internal error.
-Every failure prints exactly one line on stderr and nothing on stdout; no traceback escapes.
+A thin shell over `SessionWatch`: every rule lives in the core. Exit codes (`EXIT_CODES`): 0 success;
+1 the command ran and its answer is "no" (a refused `watch`, the demo's rebuilt read models
+differing; audit violations); 2 bad usage, bad input or an unusable store; 3 an unexpected internal
+error. Every failure (2, 3) prints exactly one line on stderr and nothing on stdout; no traceback
+escapes. A "no" answer (1) is an answer, not an error: it is printed on stdout (`refused: <reason>`).
 """
 
 from __future__ import annotations
@@ -20,17 +22,27 @@ from sessionwatch.adapters.store import StoreError
 from sessionwatch.adapters.urls import InvalidStoreUrl, parse_url
 from sessionwatch.adapters.watch import SessionWatch, open_watch
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSession
+from sessionwatch.domain.keys import SessionIdentity, resolve_identity
+from sessionwatch.domain.ports import Waker
 from sessionwatch.domain.signals import Actor, SignalKind
-from sessionwatch.projections.models import SessionRow, SessionStatus, Signal
+from sessionwatch.domain.watch_cursor import can_watch
+from sessionwatch.projections.models import Cursor, Notice, SessionRow, SessionStatus, Signal, SweepReport
 
 PROG = "sessionwatch"
 EXIT_OK = 0
+EXIT_NO = 1  # the command ran and answered "no": a refused watch, differing read models
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a closed pipe
 
 _INPUT_ERRORS = (InvalidSignal, InvalidQuery, UnknownSession, InvalidStoreUrl, StoreError)
+
+EXIT_CODES = (
+    "exit codes: 0 success; 1 the answer is no (watch refused; demo read models differ), printed on "
+    "stdout; 2 bad usage, bad input or an unusable store, one line on stderr; 3 internal error, one "
+    "line on stderr"
+)
 
 
 class CliError(Exception):
@@ -88,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
         "session, heads (stateVersion) and changesSince reconciliation.",
         parents=[_global_options(suppress=False)],
         allow_abbrev=False,
+        epilog=EXIT_CODES,
     )
     common = [_global_options(suppress=True)]
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -149,8 +162,91 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument("--dedupe-key", metavar="K", help="global dedupe key")
     record.add_argument("--agent", metavar="ID", help="agent id (required for bare keys)")
     record.add_argument("--run-id", metavar="R", help="run id")
+    record.add_argument(
+        "--watcher",
+        dest="watchers",
+        action="append",
+        metavar="KEY",
+        help="producer watcher (repeatable): a notifying signal also reaches this session, creating "
+        "its cursor at changesSince 0 if it has none; keys that are not agent-qualified are never "
+        "notified (SPEC §4, §5.1)",
+    )
     record.set_defaults(handler=_record)
+    _watching_commands(commands, common)
     return parser
+
+
+def _target_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument("watcher", metavar="WATCHER", help="the watching session, agent:<id>:<rest>")
+    command.add_argument("target", metavar="TARGET", help="the watched session's key")
+    command.add_argument("--agent", metavar="ID", help="the target's agent id (required for bare targets)")
+
+
+def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: list[_Parser]) -> None:
+    """`watch`, `unwatch`, `notices`, `drain` and `sweep` (SPEC §5, §6)."""
+    watch = commands.add_parser(
+        "watch",
+        parents=common,
+        allow_abbrev=False,
+        help="watch a session from its current head (exit 1: refused)",
+        description="Register WATCHER's cursor on TARGET at the target's current head (SPEC §5.2): "
+        "history before it never produces a notice. Watching an already watched target succeeds and "
+        "leaves the cursor (and any pending notice) untouched. The answer is printed on stdout: "
+        "'watching: ...' (exit 0), or 'refused: <reason>' (exit 1, nothing written) when WATCHER is "
+        "not agent-qualified (such sessions are never notified, SPEC §5.3) or is TARGET itself. "
+        "Malformed keys, or a bare TARGET without --agent, are bad input (exit 2).",
+        epilog=EXIT_CODES,
+    )
+    _target_arguments(watch)
+    watch.set_defaults(handler=_watch)
+
+    unwatch = commands.add_parser(
+        "unwatch",
+        parents=common,
+        allow_abbrev=False,
+        help="stop watching a session",
+        description="Remove WATCHER's cursor on TARGET, with its pending notice (SPEC §5.4). Exit 0 "
+        "whether or not there was one to remove: the output says which.",
+    )
+    _target_arguments(unwatch)
+    unwatch.set_defaults(handler=_unwatch)
+
+    notices = commands.add_parser(
+        "notices",
+        parents=common,
+        allow_abbrev=False,
+        help="WATCHER's pending notices, without acknowledging them",
+        description="One notice line (SPEC §6.2) per stale target, nothing when none is pending "
+        "(with --json, a list of objects: target, targetAgentId, lastSeen, text). Reading never "
+        "acknowledges: use drain for that.",
+    )
+    notices.add_argument("watcher", metavar="WATCHER", help="the watching session")
+    notices.set_defaults(handler=_notices)
+
+    drain = commands.add_parser(
+        "drain",
+        parents=common,
+        allow_abbrev=False,
+        help="print WATCHER's pending notices and acknowledge them",
+        description="Print the pending notices like `notices`, and acknowledge each (SPEC §6.3): "
+        "L := N, never to the head, so a change that arrived after the notice was frozen leaves "
+        "exactly one follow-up notice for the next drain.",
+    )
+    drain.add_argument("watcher", metavar="WATCHER", help="the watching session")
+    drain.set_defaults(handler=_drain)
+
+    sweep = commands.add_parser(
+        "sweep",
+        parents=common,
+        allow_abbrev=False,
+        help="the restart sweep: re-publish every open notice",
+        description="The restart sweep (SPEC §6.5) that opening a store runs: every open cursor "
+        "(M > L) of a known watcher session is re-frozen (N := M) and its notice re-published. "
+        "Prints the report and one 'wake WATCHER (REASON)' line per wake request (this command has "
+        "no host heartbeat to deliver them; subagent watchers are never woken). Cursors whose "
+        "watcher session is unknown (never registered, or deleted) are skipped.",
+    )
+    sweep.set_defaults(handler=_sweep)
 
 
 # ---------------------------------------------------------------------------------- input parsing
@@ -192,12 +288,23 @@ def parse_integer(text: str, field: str) -> int:
         raise InvalidQuery(field, f"must be an integer, not {text!r}") from None
 
 
-def _open_existing(db: str | None) -> SessionWatch:
-    """Open a store for reading without creating it: a missing SQLite file is an error."""
+def _open_existing(db: str | None, *, waker: Waker | None = None) -> SessionWatch:
+    """Open an existing store without creating it (a missing SQLite file is an error), unswept."""
     parsed = parse_url(db)
     if parsed.scheme == "sqlite" and not Path(parsed.path).exists():
         raise CliError(f"no store at {parsed.path} (nothing recorded yet, or a wrong --db)")
-    return open_watch(db, sweep_on_open=False)
+    return open_watch(db, waker=waker, sweep_on_open=False)
+
+
+class WakeRequests:
+    """A `Waker` that keeps the wake requests so the command can print them."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, str]] = []
+
+    def wake(self, watcher_key: str, reason: str) -> None:
+        """Keep one request."""
+        self.requests.append((watcher_key, reason))
 
 
 # --------------------------------------------------------------------------------------- commands
@@ -238,6 +345,7 @@ def _record(args: argparse.Namespace) -> int:
             run_id=args.run_id,
             dedupe_key=args.dedupe_key,
             agent_id=args.agent,
+            watchers=tuple(args.watchers or ()),
         )
     if args.json:
         _print_json(signal.to_json())
@@ -246,9 +354,104 @@ def _record(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _target(args: argparse.Namespace) -> SessionIdentity:
+    """The target identity: its agent from an agent-qualified key, else from --agent (bad input)."""
+    return resolve_identity(args.target, args.agent, "target_key")
+
+
+def _refusal(watcher: str, target: SessionIdentity) -> str:
+    """Why `SessionWatch.watch` said no, for the one `refused:` line (the core decided)."""
+    if not can_watch(watcher):
+        return (
+            f"{watcher.strip()} is not an agent-qualified key (agent:<id>:<rest>); "
+            "such sessions are never notified"
+        )
+    return f"{target.session_key} cannot watch itself"
+
+
+def _watch(args: argparse.Namespace) -> int:
+    target = _target(args)
+    with open_watch(args.db, sweep_on_open=False) as watch:
+        before = watch.cursor(args.watcher, target.session_key, target_agent_id=target.agent_id)
+        watched = watch.watch(args.watcher, target.session_key, target_agent_id=target.agent_id)
+        cursor = watch.cursor(args.watcher, target.session_key, target_agent_id=target.agent_id)
+    ids = {"watcher": args.watcher.strip(), "target": target.session_key, "targetAgentId": target.agent_id}
+    if not watched:
+        reason = _refusal(args.watcher, target)
+        if args.json:
+            _print_json({"watched": False, **ids, "reason": reason})
+        else:
+            print(f"refused: {reason}")
+        return EXIT_NO
+    if cursor is None:
+        raise RuntimeError("watch: the watch was registered but its cursor cannot be read back")
+    if args.json:
+        _print_json({"watched": True, "alreadyWatching": before is not None, **cursor.to_json()})
+    else:
+        print(format_watching(cursor, already=before is not None))
+    return EXIT_OK
+
+
+def _unwatch(args: argparse.Namespace) -> int:
+    target = _target(args)
+    with _open_existing(args.db) as watch:
+        removed = watch.unwatch(args.watcher, target.session_key, target_agent_id=target.agent_id)
+    watcher = args.watcher.strip()
+    if args.json:
+        _print_json(
+            {
+                "removed": removed,
+                "watcher": watcher,
+                "target": target.session_key,
+                "targetAgentId": target.agent_id,
+            }
+        )
+    elif removed:
+        print(f"unwatched: {watcher} no longer watches {target.session_key} (agent {target.agent_id})")
+    else:
+        print(f"not watching: {watcher} had no cursor on {target.session_key} (agent {target.agent_id})")
+    return EXIT_OK
+
+
+def _print_notices(notices: Sequence[Notice], *, as_json: bool) -> None:
+    """One §6.2 line per notice (nothing for none), or the JSON list."""
+    if as_json:
+        _print_json([notice.to_json() for notice in notices])
+        return
+    for notice in notices:
+        print(notice.text)
+
+
+def _notices(args: argparse.Namespace) -> int:
+    with _open_existing(args.db) as watch:
+        notices = watch.pending_notices(args.watcher)
+    _print_notices(notices, as_json=args.json)
+    return EXIT_OK
+
+
+def _drain(args: argparse.Namespace) -> int:
+    with _open_existing(args.db) as watch:
+        notices = watch.drain(args.watcher)
+    _print_notices(notices, as_json=args.json)
+    return EXIT_OK
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    wakes = WakeRequests()
+    with _open_existing(args.db, waker=wakes) as watch:
+        report = watch.sweep()
+    if args.json:
+        _print_json(report.to_json())
+    else:
+        print(format_sweep(report))
+        for watcher, reason in wakes.requests:
+            print(f"wake {watcher} ({reason})")
+    return EXIT_OK
+
+
 def _demo(args: argparse.Namespace) -> int:
     report = run_demo(args.db, sys.stdout, as_json=args.json)
-    return EXIT_OK if report.read_models_identical else 1
+    return EXIT_OK if report.read_models_identical else EXIT_NO
 
 
 # ------------------------------------------------------------------------------------- formatting
@@ -293,6 +496,29 @@ def format_status(status: SessionStatus) -> str:
     if changes.history_gap:
         lines.append("history gap: changes before the retained history were pruned; refresh the whole state")
     return "\n".join(lines)
+
+
+def format_watching(cursor: Cursor, *, already: bool) -> str:
+    """The `watch` answer: who watches what, from which sequence, and whether a notice is pending."""
+    line = (
+        f"watching: {cursor.watcher} {'already watches' if already else 'watches'} {cursor.target} "
+        f"(agent {cursor.target_agent_id}), last seen {cursor.last_seen}"
+    )
+    if already:
+        line += ", cursor untouched"
+    if cursor.notified > cursor.last_seen:
+        line += f", a notice is pending (changesSince {cursor.last_seen})"
+    return line
+
+
+def format_sweep(report: SweepReport) -> str:
+    """One line: notices re-published and re-frozen, watchers woken, cursors skipped."""
+    woken = ", ".join(report.woken) or "nobody"
+    return (
+        f"sweep: re-published {report.republished} notice{'s' if report.republished != 1 else ''} "
+        f"({report.refrozen} re-frozen), woke {woken}, skipped {report.skipped_missing_watchers} "
+        "(watcher session unknown)"
+    )
 
 
 def format_rows(rows: Sequence[SessionRow]) -> str:

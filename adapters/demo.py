@@ -1,6 +1,13 @@
 """`sessionwatch demo` (SPEC §14): a manager, two children and a human, played on a real SQLite file.
 
-Shell code only: the story drives the public `SessionWatch` API and prints what each step did.
+Shell code only: the story drives the public `SessionWatch` API and prints what each step did,
+one line per step (notice lines byte-exact, indented) plus the §7.1 reconciliation JSON:
+the manager spawns two children (seeding its cursors); a human types into one three times (one
+notice, however many changes) and changes the other's goal (a second notice); that child's run fails
+(log only, no notice); the manager reads its notices, reconciles each with `changesSince`, and a
+human types again before it acknowledges (exactly one follow-up notice); the store restarts, the
+start-up sweep re-publishes the follow-up and wakes the manager, which drains it; the read models
+rebuilt from the event store must be identical to the stored ones.
 Re-runnable: without a URL it resets its own file (`./sessionwatch-demo.db`); with one it keeps the
 store and uses fresh child keys and run ids (a short run token), so dedupe keys never collide.
 """
@@ -10,7 +17,7 @@ from __future__ import annotations
 import json
 import shlex
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -19,7 +26,7 @@ from sessionwatch.adapters.store import StoreError
 from sessionwatch.adapters.urls import InvalidStoreUrl, parse_url
 from sessionwatch.adapters.watch import SessionWatch, open_watch
 from sessionwatch.domain.signals import Actor, classify_actor
-from sessionwatch.projections.models import Signal
+from sessionwatch.projections.models import Notice, Signal, SweepReport
 
 DEMO_PATH = "sessionwatch-demo.db"
 """The demo's own file, in the working directory; deleted and recreated by every default run."""
@@ -27,25 +34,50 @@ DEMO_PATH = "sessionwatch-demo.db"
 _SQLITE_SIDE_FILES = ("", "-wal", "-shm", "-journal")
 
 MANAGER = "agent:main:main"
+_HUMAN_TURNS = 3
+
+
+Json = dict[str, Any]
 
 
 @dataclass(frozen=True)
 class DemoReport:
-    """What the demo showed: the reconciliations (§7.1 objects), the session list, the closing check."""
+    """What the demo showed, step by step, and the closing check (`sessionwatch demo --json`)."""
 
     url: str
     run: str
-    reconciliations: tuple[dict[str, Any], ...]
-    sessions: tuple[dict[str, Any], ...]
+    children: tuple[str, str]
+    notices_after_turns: tuple[Json, ...]
+    notices: tuple[Json, ...]
+    reconciliations: tuple[Json, ...]
+    acknowledged: tuple[Json, ...]
+    follow_ups: tuple[Json, ...]
+    sweep: Json
+    wakes: tuple[Json, ...]
+    drained: tuple[Json, ...]
+    follow_up_reconciliation: Json
+    pending_at_end: tuple[Json, ...]
+    sessions: tuple[Json, ...]
     gated_turn_recorded: bool
     read_models_identical: bool
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         """The one JSON object `sessionwatch demo --json` prints."""
         return {
             "store": self.url,
             "run": self.run,
+            "manager": MANAGER,
+            "children": list(self.children),
+            "noticesAfterTurns": list(self.notices_after_turns),
+            "notices": list(self.notices),
             "reconciliations": list(self.reconciliations),
+            "acknowledged": list(self.acknowledged),
+            "followUps": list(self.follow_ups),
+            "sweep": self.sweep,
+            "wakes": list(self.wakes),
+            "drained": list(self.drained),
+            "followUpReconciliation": self.follow_up_reconciliation,
+            "pendingAtEnd": list(self.pending_at_end),
             "sessions": list(self.sessions),
             "gatedTurnRecorded": self.gated_turn_recorded,
             "readModelsIdentical": self.read_models_identical,
@@ -88,6 +120,69 @@ def _require(signal: Signal | None, step: str) -> Signal:
     return signal
 
 
+Say = Callable[[str], None]
+
+
+class _Heartbeat:
+    """The demo host's `Waker`: keeps every wake request and, while `live`, prints it."""
+
+    def __init__(self, say: Say) -> None:
+        self._say = say
+        self.live = False
+        self.requests: list[tuple[str, str]] = []
+
+    def wake(self, watcher_key: str, reason: str) -> None:
+        """One wake request (SPEC §6.4)."""
+        self.requests.append((watcher_key, reason))
+        if self.live:
+            self._say(f"  wake {watcher_key} ({reason})")
+
+    def take(self) -> list[tuple[str, str]]:
+        """The requests since the last call."""
+        taken, self.requests = self.requests, []
+        return taken
+
+
+@dataclass(frozen=True)
+class _Story:
+    """The demo's sessions (fresh per run) and how it talks."""
+
+    watch: SessionWatch
+    say: Say
+    heartbeat: _Heartbeat
+    researcher: str
+    writer: str
+
+    def cursor(self, child: str) -> str:
+        """The manager's cursor on `child` as `(L, N, M)`."""
+        cursor = self.watch.cursor(MANAGER, child)
+        if cursor is None:
+            return "(no cursor)"
+        return f"({cursor.last_seen}, {cursor.notified}, {cursor.material})"
+
+    def owed(self, child: str) -> str:
+        """The manager's cursor on `child` and what it still owes (SPEC §6.3)."""
+        cursor = self.watch.cursor(MANAGER, child)
+        if cursor is None or cursor.material <= cursor.last_seen:
+            return f"cursor now {self.cursor(child)}, closed"
+        changes = self.watch.session_status(child, changes_since=cursor.last_seen).state_changes
+        owed = ", ".join(f"#{e.sequence}" for e in changes.events) if changes else "?"
+        return f"cursor now {self.cursor(child)}, {owed} still owed"
+
+    def show(self, notices: Sequence[Notice]) -> tuple[Json, ...]:
+        """Print each notice line, byte-exact, indented; return their JSON."""
+        for notice in notices:
+            self.say(f"  {notice.text}")
+        return tuple(notice.to_json() for notice in notices)
+
+    def reconcile(self, child: str, since: int) -> Json:
+        """`session_status(child, changes_since=since)`, printed as §7.1 JSON."""
+        status = self.watch.session_status(child, changes_since=since).to_json()
+        self.say(f"{MANAGER} reconciles {child}: session_status changesSince {since}")
+        self.say(json.dumps(status, indent=2))
+        return status
+
+
 def run_demo(db_url: str | None, out: TextIO, *, as_json: bool = False) -> DemoReport:
     """Play the story on `db_url` (None: the demo's own file) and print it to `out`.
 
@@ -99,48 +194,60 @@ def run_demo(db_url: str | None, out: TextIO, *, as_json: bool = False) -> DemoR
     run = uuid.uuid4().hex[:8]
     researcher = f"agent:main:subagent:researcher-{run}"
     writer = f"agent:main:subagent:writer-{run}"
-    bystander = f"agent:main:telegram:direct:bob-{run}"
 
     def say(line: str) -> None:
         if not as_json:
             print(line, file=out)
 
-    watch = open_watch(url)
+    heartbeat = _Heartbeat(say)
+    watch = open_watch(url, waker=heartbeat)
     try:
+        heartbeat.take()  # a fresh story: what an earlier, interrupted run left is not part of it
         where = "a fresh file, reset on every run" if own_file else "kept for inspection"
         say(f"sessionwatch demo on {url} ({where}), run {run}")
-        spawns = _story(watch, say, researcher=researcher, writer=writer)
-        gated = _gated_turn(watch, say, bystander)
-        _after_the_fact(watch, say, researcher=researcher, writer=writer)
+        story = _Story(watch, say, heartbeat, researcher, writer)
+        after_turns = _spawns_and_turns(story)
+        gated = _gated_turn(story, f"agent:main:telegram:direct:bob-{run}")
+        _goal_and_failure(story)
+        read, reconciliations, acknowledged, follow_ups = _read_reconcile_acknowledge(story)
     finally:
         watch.close()
 
-    watch = open_watch(url)
+    heartbeat.take()
+    say("restart: the store is closed and reopened from the file; the start-up sweep (SPEC §6.5) runs:")
+    watch = open_watch(url, waker=heartbeat, sweep_on_open=False)
     try:
-        head = watch.session_status(researcher).state_version
-        say(f"restart: store closed and reopened from the file; {researcher} still at stateVersion {head}")
-        reconciliations = []
-        for child, spawn in ((researcher, spawns[0]), (writer, spawns[1])):
-            status = watch.session_status(child, changes_since=spawn).to_json()
-            reconciliations.append(status)
-            say(f"{MANAGER} reconciles {child}: session_status changesSince {spawn} (its spawn)")
-            say(json.dumps(status, indent=2))
-        sessions = tuple(row.to_json() for row in watch.sessions_list())
-        say("sessions_list:")
-        for row in sessions:
-            version = f"  stateVersion {row['stateVersion']}" if "stateVersion" in row else ""
-            say(f"  {row['sessionKey']}{version}")
-        identical = watch.rebuild_read_model() == watch.store.read_model()
-        say(f"read models rebuilt from the event store: {'identical' if identical else 'DIFFERENT'}")
-        db_option = DEMO_PATH if own_file else url
-        say(f"inspect: sessionwatch status {researcher} --since {spawns[0]} --db {shlex.quote(db_option)}")
+        heartbeat.live = True
+        sweep = watch.sweep()  # exactly what open() runs on start, here with its report kept
+        heartbeat.live = False
+        wakes = tuple({"watcher": w, "reason": r} for w, r in heartbeat.take())
+        story = _Story(watch, say, heartbeat, researcher, writer)
+        say(_sweep_line(story, sweep))
+        drained, follow_up_status, pending = _drain_after_restart(story)
+        sessions, identical = _closing(story, run)
+        db = shlex.quote(DEMO_PATH if own_file else url)
+        since = drained[0]["lastSeen"] if drained else 0
+        say(
+            f"inspect: sessionwatch notices {MANAGER} --db {db}; "
+            f"sessionwatch status {researcher} --since {since} --db {db}"
+        )
     finally:
         watch.close()
 
     report = DemoReport(
         url=url,
         run=run,
-        reconciliations=tuple(reconciliations),
+        children=(researcher, writer),
+        notices_after_turns=after_turns,
+        notices=read,
+        reconciliations=reconciliations,
+        acknowledged=acknowledged,
+        follow_ups=follow_ups,
+        sweep=sweep.to_json(),
+        wakes=wakes,
+        drained=drained,
+        follow_up_reconciliation=follow_up_status,
+        pending_at_end=pending,
         sessions=sessions,
         gated_turn_recorded=gated,
         read_models_identical=identical,
@@ -150,51 +257,137 @@ def run_demo(db_url: str | None, out: TextIO, *, as_json: bool = False) -> DemoR
     return report
 
 
-def _story(
-    watch: SessionWatch, say: Callable[[str], None], *, researcher: str, writer: str
-) -> tuple[int, int]:
-    """The manager spawns two children and a human steps into one; returns the spawn sequences."""
+def _closing(story: _Story, run: str) -> tuple[tuple[Json, ...], bool]:
+    """This run's sessions, then the closing check: read models rebuilt from the events are identical."""
+    watch, say = story.watch, story.say
+    sessions = tuple(row.to_json() for row in watch.sessions_list())
+    say("sessions_list (the manager and this run's sessions):")
+    for row in sessions:
+        if row["sessionKey"] != MANAGER and not row["sessionKey"].endswith(f"-{run}"):
+            continue
+        version = f"  stateVersion {row['stateVersion']}" if "stateVersion" in row else ""
+        say(f"  {row['sessionKey']}{version}")
+    identical = watch.rebuild_read_model() == watch.store.read_model()
+    say(f"read models rebuilt from the event store: {'identical' if identical else 'DIFFERENT'}")
+    return sessions, identical
+
+
+def _spawns_and_turns(story: _Story) -> tuple[Json, ...]:
+    """Two spawns seed the manager's cursors; three human turns into one child give ONE notice."""
+    watch, say = story.watch, story.say
     watch.upsert_session(MANAGER)
     say(f"{MANAGER} is the manager session")
-    spawns = []
-    for child in (researcher, writer):
-        signal = _require(
-            watch.record_spawn(requester_key=MANAGER, child_key=child, child_run_id=_run_id(child)),
-            "the spawn",
-        )
-        spawns.append(signal.sequence)
-        say(f"manager spawns {child}: child_spawned {_seq(signal)}")
-    typed = watch.record_human_message(researcher, channel="telegram")
-    say(f"a human types into {researcher} via telegram: human_direct_message {_seq(typed)}")
+    for child in (story.researcher, story.writer):
+        spawn = watch.record_spawn(requester_key=MANAGER, child_key=child, child_run_id=_run_id(child))
+        _require(spawn, "the spawn")
+        say(f"the manager spawns {child}: child_spawned {_seq(spawn)} seeds its cursor {story.cursor(child)}")
+    turns = [
+        _require(watch.record_human_message(story.researcher, channel="telegram"), "a human turn")
+        for _ in range(_HUMAN_TURNS)
+    ]
+    say(
+        f"a human types into {story.researcher} {len(turns)} times via telegram: "
+        f"human_direct_message {', '.join(_seq(t) for t in turns)}"
+    )
     relayed = watch.record_human_message(
-        researcher,
+        story.researcher,
         channel="telegram",
         actor=classify_actor(provenance_kind="inter_session", source_session_key=MANAGER),
     )
-    say(f"the manager's own sessions_send turn into {researcher}: {_seq(relayed)} (agents are not humans)")
-    goal = watch.record_goal_changed(MANAGER, summary="goal updated", actor=Actor.human())
-    say(f"a human changes the manager's goal: goal_changed {_seq(goal)}")
-    return spawns[0], spawns[1]
+    say(
+        f"the manager's own sessions_send turn into {story.researcher}: {_seq(relayed)} "
+        "(agents are not humans)"
+    )
+    woken = len(story.heartbeat.take())
+    notices = [n for n in watch.pending_notices(MANAGER) if n.target == story.researcher]
+    say(
+        f"{MANAGER} was woken {woken} times but holds exactly {len(notices)} notice for it, "
+        f"cursor {story.cursor(story.researcher)}:"
+    )
+    return story.show(notices)
 
 
-def _gated_turn(watch: SessionWatch, say: Callable[[str], None], bystander: str) -> bool:
+def _gated_turn(story: _Story, bystander: str) -> bool:
     """An ordinary session nobody watches: a human turn writes nothing (SPEC §4)."""
-    watch.upsert_session(bystander)
-    turn = watch.record_human_message(bystander, channel="telegram")
-    head = watch.session_status(bystander).state_version
+    story.watch.upsert_session(bystander)
+    turn = story.watch.record_human_message(bystander, channel="telegram")
+    head = story.watch.session_status(bystander).state_version
     verdict = "gated, nothing written" if turn is None else f"recorded {_seq(turn)}"
-    say(f"a human types into {bystander} (nobody watches it): {verdict}; stateVersion {head}")
+    story.say(f"a human types into {bystander} (nobody watches it): {verdict}; stateVersion {head}")
     return turn is not None
 
 
-def _after_the_fact(watch: SessionWatch, say: Callable[[str], None], *, researcher: str, writer: str) -> None:
-    """A child run fails and both children are compacted: log-only history for reconciliation."""
+def _goal_and_failure(story: _Story) -> None:
+    """A human changes the writer's goal (a second notice); its run fails (log only: none)."""
+    watch, say, writer = story.watch, story.say, story.writer
+    goal = watch.record_goal_changed(writer, summary="goal updated", actor=Actor.human())
+    say(
+        f"a human changes {writer}'s goal: goal_changed {_seq(goal)}, "
+        f"the manager's cursor {story.cursor(writer)}"
+    )
     failed = watch.record_run_terminal(
         child_key=writer, run_id=_run_id(writer), requester_key=MANAGER, outcome="error"
     )
-    say(f"{writer}'s run fails: run_failed {_seq(failed)} (outcome error)")
-    compactions = [
-        watch.record_compacted(child, operation_id=f"compact-{_run_id(child)}")
-        for child in (researcher, writer)
-    ]
-    say(f"both children are compacted: compacted {', '.join(_seq(c) for c in compactions)}")
+    pending = len(watch.pending_notices(MANAGER))
+    say(
+        f"{writer}'s run fails: run_failed {_seq(failed)} (outcome error), log only: "
+        f"cursor still {story.cursor(writer)}, still {pending} pending notices, no extra one"
+    )
+    story.heartbeat.take()
+
+
+def _read_reconcile_acknowledge(
+    story: _Story,
+) -> tuple[tuple[Json, ...], tuple[Json, ...], tuple[Json, ...], tuple[Json, ...]]:
+    """Read the notices, reconcile each child, acknowledge; a turn in between gives one follow-up."""
+    watch, say = story.watch, story.say
+    notices = watch.pending_notices(MANAGER)
+    say(f"{MANAGER} reads its {len(notices)} pending notices (pending_notices: nothing acknowledged yet):")
+    read = story.show(notices)
+    reconciliations = tuple(story.reconcile(n.target, n.last_seen) for n in notices)
+    late = _require(watch.record_human_message(story.researcher, channel="telegram"), "a human turn")
+    say(
+        f"a human types into {story.researcher} again, after the read and before the acknowledgement: "
+        f"human_direct_message {_seq(late)}"
+    )
+    watch.acknowledge(MANAGER, notices)
+    say(
+        f"{MANAGER} acknowledges the {len(notices)} notices it read: "
+        f"L := N (each notice's frozen watermark), never to the head {late.sequence}"
+    )
+    for notice in notices:
+        say(f"  acknowledged {notice.target} changesSince {notice.last_seen}: {story.owed(notice.target)}")
+    acknowledged = tuple(notice.to_json() for notice in notices)
+    follow_ups = watch.pending_notices(MANAGER)
+    say(f"exactly {len(follow_ups)} follow-up notice, with the new changesSince:")
+    shown = story.show(follow_ups)
+    story.heartbeat.take()
+    return read, reconciliations, acknowledged, shown
+
+
+def _sweep_line(story: _Story, sweep: SweepReport) -> str:
+    head = story.watch.session_status(story.researcher).state_version
+    woken = ", ".join(sweep.woken) or "nobody"
+    return (
+        f"sweep: re-published {sweep.republished} pending notice{'s' if sweep.republished != 1 else ''} "
+        f"({sweep.refrozen} re-frozen), "
+        f"woke {woken}; {story.researcher} still at stateVersion {head}"
+    )
+
+
+def _drain_after_restart(story: _Story) -> tuple[tuple[Json, ...], Json, tuple[Json, ...]]:
+    """The follow-up survived the restart: drain it, reconcile, and drain again (nothing left)."""
+    watch, say = story.watch, story.say
+    notices = watch.drain(MANAGER)
+    say(f"{MANAGER} drains the notice that survived the restart (read and acknowledged in one step):")
+    drained = story.show(notices)
+    follow_up = next((n for n in notices if n.target == story.researcher), None)
+    if follow_up is None:
+        raise StoreError("demo: the follow-up notice did not survive the restart")
+    status = story.reconcile(story.researcher, follow_up.last_seen)
+    pending = watch.drain(MANAGER)
+    verdict = "nothing pending" if not pending else f"{len(pending)} pending"
+    say(f"{MANAGER} drains again: {verdict}, cursor {story.cursor(story.researcher)}")
+    story.show(pending)
+    story.heartbeat.take()
+    return drained, status, tuple(n.to_json() for n in pending)

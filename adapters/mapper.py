@@ -6,6 +6,7 @@ a Python module path, so classes can move and be renamed freely (ADR-0004). The 
 
 from __future__ import annotations
 
+import functools
 from typing import Final
 from uuid import UUID, uuid5
 
@@ -46,11 +47,13 @@ class UnknownStoredEvent(LookupError):  # noqa: N818 - reads as the condition it
     """A stored event carries a name this version does not know (and no upcaster maps)."""
 
 
+@functools.lru_cache(maxsize=4096)
 def session_stream_id(identity: SessionIdentity) -> UUID:
     """The Session stream's id: a UUIDv5 of the identity, the same in every store."""
     return uuid5(STREAM_NAMESPACE, f"session\x1f{identity.agent_id}\x1f{identity.session_key}")
 
 
+@functools.lru_cache(maxsize=4096)
 def cursor_stream_id(key: CursorKey) -> UUID:
     """The WatchCursor stream's id: a UUIDv5 of the watcher and the target identity."""
     return uuid5(STREAM_NAMESPACE, f"cursor\x1f{key.watcher}\x1f{key.target_agent_id}\x1f{key.target_key}")

@@ -45,6 +45,7 @@ SCHEMA = (
         " registered INTEGER NOT NULL,"
         " head INTEGER NOT NULL,"
         " pruned_through INTEGER NOT NULL,"
+        " stream_version INTEGER NOT NULL,"  # the Session stream's newest version (no MAX lookup)
         " PRIMARY KEY (session_key, agent_id)) WITHOUT ROWID"
     ),
     (
@@ -94,17 +95,19 @@ SIGNAL_COLUMNS = (
 CURSOR_COLUMNS = "watcher, target_key, target_agent_id, last_seen, notified, material, updated_at_ms"
 
 UPSERT_SESSION = (
-    f"INSERT INTO sw_sessions ({SESSION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)"
+    f"INSERT INTO sw_sessions ({SESSION_COLUMNS}, stream_version) VALUES (?,?,?,?,?,?,?,?,?,?)"
     " ON CONFLICT (session_key, agent_id) DO UPDATE SET session_id=excluded.session_id,"
     " kind=excluded.kind, spawned_by=excluded.spawned_by,"
     " parent_session_key=excluded.parent_session_key, registered=excluded.registered,"
-    " head=excluded.head, pruned_through=excluded.pruned_through"
+    " head=excluded.head, pruned_through=excluded.pruned_through, stream_version=excluded.stream_version"
 )
 INSERT_SIGNAL = f"INSERT INTO sw_signals ({SIGNAL_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 INSERT_EVENT = (
     f"INSERT INTO {EVENTS_TABLE} (originator_id, originator_version, topic, state) VALUES (?,?,?,?)"
 )
-SELECT_SESSION = f"SELECT {SESSION_COLUMNS} FROM sw_sessions WHERE session_key=? AND agent_id=?"
+SELECT_SESSION = (
+    f"SELECT {SESSION_COLUMNS}, stream_version FROM sw_sessions WHERE session_key=? AND agent_id=?"
+)
 SELECT_PAGE = (
     "SELECT sequence, kind, actor_type, actor_id, run_id, occurred_at_ms, payload, summary FROM sw_signals"
     " WHERE session_key=? AND agent_id=? AND sequence>? ORDER BY sequence LIMIT ?"
@@ -148,8 +151,8 @@ def session_state(row: sqlite3.Row) -> SessionState:
     )
 
 
-def session_params(state: SessionState) -> tuple[object, ...]:
-    """The `sw_sessions` row of a state."""
+def session_params(state: SessionState, stream_version: int) -> tuple[object, ...]:
+    """The `sw_sessions` row of a state at its stream's newest version."""
     return (
         state.session_key,
         state.agent_id,
@@ -160,6 +163,7 @@ def session_params(state: SessionState) -> tuple[object, ...]:
         int(state.registered),
         state.head,
         state.pruned_through,
+        stream_version,
     )
 
 

@@ -121,6 +121,8 @@ class SessionWatch:
         self._store = store
         self._clock: Clock = clock or SystemClock()
         self._waker = waker
+        self.startup_sweep: SweepReport | None = None
+        """What the sweep run by `open()` did (None when `sweep_on_open=False`)."""
 
     # ------------------------------------------------------------------------------- lifecycle
 
@@ -202,17 +204,21 @@ class SessionWatch:
         """Reset a session: the cursors it holds as watcher go, its history stays (SPEC §9)."""
         identity = resolve_identity(key, agent_id)
         with self._store.write() as tx:
-            self._apply(
-                tx, identity, ResetSession(session_key=identity.session_key, agent_id=identity.agent_id)
+            holds = bool(_held_by(tx, identity))
+            command = ResetSession(
+                session_key=identity.session_key, agent_id=identity.agent_id, holds_cursors=holds
             )
+            self._apply(tx, identity, command)
 
     def delete_session(self, key: str, *, agent_id: str | None = None) -> None:
         """Delete one identity: its signals, its head and every cursor it holds or is the target of."""
         identity = resolve_identity(key, agent_id)
         with self._store.write() as tx:
-            self._apply(
-                tx, identity, DeleteSession(session_key=identity.session_key, agent_id=identity.agent_id)
+            involved = bool(_held_by(tx, identity)) or tx.has_cursor_on(identity)
+            command = DeleteSession(
+                session_key=identity.session_key, agent_id=identity.agent_id, has_cursors=involved
             )
+            self._apply(tx, identity, command)
 
     @staticmethod
     def _check_kind_name(kind: object) -> str:
@@ -609,6 +615,7 @@ class SessionWatch:
         A `Notice` names its target exactly; a key names every target with that key.
         """
         watcher = _query_key(watcher_key, "watcher_key")
+        targets = list(targets)  # read twice below; a generator must not be spent by the first pass
         exact = {(t.target, t.target_agent_id) for t in targets if isinstance(t, Notice)}
         by_key = {_query_key(t, "targets") for t in targets if isinstance(t, str)}
         with self._store.write() as tx:
@@ -703,6 +710,13 @@ class SessionWatch:
         return fold(self._store.replay())
 
 
+def _held_by(tx: WriteTransaction, identity: SessionIdentity) -> list[CursorState]:
+    """The cursors an identity holds as watcher (only an agent-qualified key can hold any)."""
+    if watch_cursor.watcher_identity(identity.session_key) != identity:
+        return []
+    return tx.cursors_of(identity.session_key, pending_only=False)
+
+
 def _key_fields(key: CursorKey) -> dict[str, str]:
     return {"watcher": key.watcher, "target_key": key.target_key, "target_agent_id": key.target_agent_id}
 
@@ -736,7 +750,7 @@ def open_watch(
     watch = SessionWatch(open_store(url, synchronous=synchronous), clock=clock, waker=waker)
     if sweep_on_open:
         try:
-            watch.sweep()
+            watch.startup_sweep = watch.sweep()
         except BaseException:
             watch.close()
             raise

@@ -78,7 +78,7 @@ def check_signal(
         raise InvalidSignal("actor", "actor_type must be human, agent or system")
     checked_actor_id = check_optional_text(actor_id, "actor_id")
     if actor_type == "agent" and checked_actor_id is not None:
-        check_key(checked_actor_id, "actor_id")
+        checked_actor_id = check_key(checked_actor_id, "actor_id")  # trimmed, as watcher keys are
     return SignalDraft(
         session_key=identity.session_key,
         agent_id=identity.agent_id,

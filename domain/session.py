@@ -111,17 +111,19 @@ class RecordSignal(Command):
 
 
 class ResetSession(Command):
-    """Reset the session (a new incarnation begins)."""
+    """Reset the session (a new incarnation begins); `holds_cursors` says it watches something."""
 
     session_key: str
     agent_id: str
+    holds_cursors: bool = False
 
 
 class DeleteSession(Command):
-    """Forget the identity, its signals and its head."""
+    """Forget the identity, its signals and its head; `has_cursors` says a cursor involves it."""
 
     session_key: str
     agent_id: str
+    has_cursors: bool = False
 
 
 SessionCommand: TypeAlias = UpsertSession | RecordSignal | ResetSession | DeleteSession
@@ -205,11 +207,11 @@ def decide(command: SessionCommand, state: SessionState) -> list[SessionEvent]:
                 return []
             return [SignalRecorded(**command.model_dump())]
         case ResetSession():
-            if not state.known:
+            if not state.known and not command.holds_cursors:
                 return []
             return [SessionReset(session_key=state.session_key, agent_id=state.agent_id)]
-        case DeleteSession():
-            if not state.known:
+        case DeleteSession():  # a watcher known only by its cursors still loses them (SPEC §9)
+            if not state.known and not command.has_cursors:
                 return []
             return [SessionDeleted(session_key=state.session_key, agent_id=state.agent_id)]
         case _:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import unicodedata
+import re
 
-_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
-"""Control characters (C0, DEL, C1 such as U+0085), lone surrogates, and the Unicode line and
-paragraph separators: none may appear in anything sessionwatch stores."""
+_FORBIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+"""Unicode categories Cc (C0, DEL, C1 such as U+0085) and Cs (lone surrogates), and the line and
+paragraph separators (Zl, Zp): none may appear in anything sessionwatch stores."""
 
 
 def has_control_character(text: str) -> bool:
     """True when `text` holds a control character, a lone surrogate or a line/paragraph break."""
-    return any(unicodedata.category(ch) in _FORBIDDEN_CATEGORIES for ch in text)
+    return _FORBIDDEN.search(text) is not None

@@ -247,8 +247,8 @@ def decide(command: CursorCommand, state: CursorState | None) -> list[CursorEven
         case RefreezeNotice():
             if state is None or state.material <= state.last_seen:  # acknowledged: never reopened
                 return []
-            if state.notified == state.material:  # already frozen at M: only the wake is owed
-                return []
+            if state.notified == state.material and state.updated_at_ms == command.at_ms:
+                return []  # already frozen at M and stamped now: only the wake is owed
             return [NoticeRefrozen(**command.ids(), notified=state.material)]
         case RemoveWatch():
             return [WatchRemoved(**command.ids())] if state is not None else []

@@ -238,6 +238,18 @@ class Cursor(BaseModel):
     material: int
     updated_at: datetime
 
+    def to_json(self) -> dict[str, Any]:
+        """camelCase, `updatedAt` in epoch ms (the wire format of §7.1)."""
+        return {
+            "watcher": self.watcher,
+            "target": self.target,
+            "targetAgentId": self.target_agent_id,
+            "lastSeen": self.last_seen,
+            "notified": self.notified,
+            "material": self.material,
+            "updatedAt": to_epoch_ms(self.updated_at),
+        }
+
     @classmethod
     def from_state(cls, state: CursorState) -> Cursor:
         """The API view of a stored cursor."""
@@ -289,7 +301,7 @@ class SweepReport(BaseModel):
 
     model_config = _FROZEN
 
-    refrozen: int  # cursors whose N was moved up to M
+    refrozen: int  # cursors re-frozen and stamped now (N := M, updated_at := now) by a stored event
     republished: int  # open notices of existing watchers, each re-published (refrozen or not)
     woken: tuple[str, ...]
     skipped_missing_watchers: int

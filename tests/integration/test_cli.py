@@ -8,13 +8,13 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import sessionwatch
-from sessionwatch import Actor, SessionWatch
+from sessionwatch import Actor, SessionWatch, notice_text
 from sessionwatch.adapters.cli import main
+from sessionwatch.projections.read_model import ReadModel
 
 CHILD = "agent:main:subagent:child"
 MANAGER = "agent:main:main"
@@ -53,10 +53,17 @@ def assert_one_line_error(outcome: Outcome) -> str:
     return lines[0]
 
 
-def snapshot(url: str) -> tuple[list[dict[str, Any]], int]:
-    """Everything a command could have written: the session list and the event count."""
-    with sessionwatch.open(url) as watch:
-        return [row.to_json() for row in watch.sessions_list()], sum(1 for _ in watch.store.replay())
+def snapshot(url: str) -> tuple[ReadModel, int]:
+    """Everything a command could have written: every read model and the event count (never swept)."""
+    with sessionwatch.open(url, sweep_on_open=False) as watch:
+        return watch.store.read_model(), sum(1 for _ in watch.store.replay())
+
+
+def cursor_of(url: str, watcher: str, target: str, agent: str | None = None) -> tuple[int, int, int] | None:
+    """The cursor's (L, N, M), read without sweeping."""
+    with sessionwatch.open(url, sweep_on_open=False) as watch:
+        cursor = watch.cursor(watcher, target, target_agent_id=agent)
+    return None if cursor is None else (cursor.last_seen, cursor.notified, cursor.material)
 
 
 @pytest.fixture
@@ -66,7 +73,10 @@ def url(tmp_path: Path) -> str:
 
 @pytest.fixture
 def seeded(url: str) -> dict[str, int]:
-    """A spawn, a human turn, a goal change and a failed run on CHILD; an unsignalled session."""
+    """A spawn, a human turn, a goal change and a failed run on CHILD; an unsignalled session.
+
+    MANAGER spawned CHILD, so its cursor is (spawn, human, goal): one notice, changesSince spawn.
+    """
     with sessionwatch.open(url) as watch:
         spawn = watch.record_spawn(requester_key=MANAGER, child_key=CHILD, child_run_id="run-1")
         human = watch.record_human_message(CHILD, channel="telegram")
@@ -333,6 +343,370 @@ def test_list_of_an_empty_store_says_so(capsys: pytest.CaptureFixture[str], url:
     assert json.loads(printed.out) == []
 
 
+# ----------------------------------------------------------------------------- notices and drain
+
+IDLE = "agent:main:idle"
+
+
+def test_notices_prints_the_one_pending_notice_line_and_acknowledges_nothing(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
+) -> None:
+    before = snapshot(url)
+    first = cli(capsys, "notices", MANAGER, "--db", url)
+    again = cli(capsys, "notices", MANAGER, "--db", url)
+
+    # two material changes (the human turn and the goal) since the spawn: still one line
+    assert (first.code, first.err) == (0, "")
+    assert first.out == notice_text(CHILD, seeded["spawn"]) + "\n"
+    assert again.out == first.out
+    assert snapshot(url) == before
+    assert cursor_of(url, MANAGER, CHILD) == (seeded["spawn"], seeded["human"], seeded["goal"])
+
+
+def test_notices_json_is_a_list_of_notice_objects(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
+) -> None:
+    outcome = cli(capsys, "--json", "notices", MANAGER, "--db", url)
+
+    assert outcome.code == 0
+    assert json.loads(outcome.out) == [
+        {
+            "target": CHILD,
+            "targetAgentId": "main",
+            "lastSeen": seeded["spawn"],
+            "text": notice_text(CHILD, seeded["spawn"]),
+        }
+    ]
+
+
+@pytest.mark.parametrize("command", ["notices", "drain"])
+def test_no_pending_notice_prints_nothing_and_json_prints_an_empty_list(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int], command: str
+) -> None:
+    assert seeded
+    before = snapshot(url)
+    text = cli(capsys, command, IDLE, "--db", url)
+    printed = cli(capsys, command, IDLE, "--db", url, "--json")
+
+    assert (text.code, text.out, text.err) == (0, "", "")
+    assert (printed.code, json.loads(printed.out), printed.err) == (0, [], "")
+    assert snapshot(url) == before
+
+
+def test_drain_acknowledges_and_leaves_exactly_one_follow_up_then_nothing(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
+) -> None:
+    first = cli(capsys, "drain", MANAGER, "--db", url)
+    after_first = cursor_of(url, MANAGER, CHILD)
+    second = cli(capsys, "drain", MANAGER, "--db", url)
+    third = cli(capsys, "drain", MANAGER, "--db", url)
+
+    # SPEC §6.6: the notice was frozen at the human turn; the goal came after it: one follow-up
+    assert first.out == notice_text(CHILD, seeded["spawn"]) + "\n"
+    assert after_first == (seeded["human"], seeded["goal"], seeded["goal"])
+    assert second.out == notice_text(CHILD, seeded["human"]) + "\n"
+    assert (third.code, third.out, third.err) == (0, "", "")
+    assert cursor_of(url, MANAGER, CHILD) == (seeded["goal"], seeded["goal"], seeded["goal"])
+    assert cli(capsys, "notices", MANAGER, "--db", url).out == ""
+
+
+def test_drain_json_prints_the_notices_it_acknowledged(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
+) -> None:
+    pending = cli(capsys, "notices", MANAGER, "--json", "--db", url)
+    drained = cli(capsys, "drain", MANAGER, "--json", "--db", url)
+
+    assert json.loads(drained.out) == json.loads(pending.out)
+    assert json.loads(drained.out)[0]["lastSeen"] == seeded["spawn"]
+    assert cursor_of(url, MANAGER, CHILD) == (seeded["human"], seeded["goal"], seeded["goal"])
+
+
+def test_a_watch_a_change_and_a_drain_through_the_command_line_alone(
+    capsys: pytest.CaptureFixture[str], url: str
+) -> None:
+    cli(capsys, "record", "goal_changed", CHILD, "--summary", "goal created", "--db", url)
+    watched = cli(capsys, "watch", MANAGER, CHILD, "--db", url)
+    quiet = cli(capsys, "notices", MANAGER, "--db", url)
+    cli(
+        capsys,
+        "record",
+        "human_direct_message",
+        CHILD,
+        "--summary",
+        "human message via telegram",
+        "--db",
+        url,
+    )
+    pending = cli(capsys, "notices", MANAGER, "--db", url)
+    drained = cli(capsys, "drain", MANAGER, "--db", url)
+    after = cli(capsys, "drain", MANAGER, "--db", url)
+
+    # history before the registration (the goal, #1) never produces a notice
+    assert (watched.code, watched.err) == (0, "")
+    assert watched.out == f"watching: {MANAGER} watches {CHILD} (agent main), last seen 1\n"
+    assert quiet.out == ""
+    assert pending.out == drained.out == notice_text(CHILD, 1) + "\n"
+    assert after.out == ""
+    assert cursor_of(url, MANAGER, CHILD) == (2, 2, 2)
+
+
+# ------------------------------------------------------------------------------------ watch, unwatch
+
+
+def test_watch_json_shows_the_new_cursor_at_the_target_head(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
+) -> None:
+    outcome = cli(capsys, "--json", "watch", IDLE, CHILD, "--db", url)
+
+    assert (outcome.code, outcome.err) == (0, "")
+    printed = json.loads(outcome.out)
+    assert isinstance(printed.pop("updatedAt"), int)
+    head = seeded["failed"]
+    assert printed == {
+        "watched": True,
+        "alreadyWatching": False,
+        "watcher": IDLE,
+        "target": CHILD,
+        "targetAgentId": "main",
+        "lastSeen": head,
+        "notified": head,
+        "material": head,
+    }
+
+
+def test_watch_of_a_target_never_seen_starts_at_zero_and_creates_the_store(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    db = str(tmp_path / "fresh.db")
+    outcome = cli(capsys, "watch", MANAGER, CHILD, "--db", db)
+
+    assert outcome.out == f"watching: {MANAGER} watches {CHILD} (agent main), last seen 0\n"
+    assert cursor_of(db, MANAGER, CHILD) == (0, 0, 0)
+
+
+def test_watching_again_leaves_the_cursor_and_its_pending_notice_untouched(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
+) -> None:
+    before = snapshot(url)
+    text = cli(capsys, "watch", MANAGER, CHILD, "--db", url)
+    printed = cli(capsys, "watch", MANAGER, CHILD, "--db", url, "--json")
+
+    assert text.code == printed.code == 0
+    assert text.out == (
+        f"watching: {MANAGER} already watches {CHILD} (agent main), last seen {seeded['spawn']}, "
+        f"cursor untouched, a notice is pending (changesSince {seeded['spawn']})\n"
+    )
+    assert json.loads(printed.out)["alreadyWatching"] is True
+    assert snapshot(url) == before
+    assert cli(capsys, "notices", MANAGER, "--db", url).out == notice_text(CHILD, seeded["spawn"]) + "\n"
+
+
+def test_watch_of_a_bare_target_is_scoped_to_the_agent_option(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
+) -> None:
+    assert seeded
+    watched = cli(capsys, "watch", MANAGER, "global", "--agent", "ops", "--db", url)
+    other = ["record", "goal_changed", "global", "--agent", "main", "--summary", "goal set", "--db", url]
+    cli(capsys, *other)
+    unreached = cli(capsys, "notices", MANAGER, "--db", url, "--json")
+    cli(capsys, "record", "goal_changed", "global", "--agent", "ops", "--summary", "goal set", "--db", url)
+    reached = cli(capsys, "notices", MANAGER, "--db", url, "--json")
+
+    assert watched.out == f"watching: {MANAGER} watches global (agent ops), last seen 0\n"
+    assert [n["target"] for n in json.loads(unreached.out)] == [CHILD]
+    by_target = {(n["target"], n["targetAgentId"]): n["lastSeen"] for n in json.loads(reached.out)}
+    assert by_target == {(CHILD, "main"): seeded["spawn"], ("global", "ops"): 0}
+
+
+REFUSALS = {
+    "self": (CHILD, f"{CHILD} cannot watch itself"),
+    "bare-watcher": (
+        "global",
+        "global is not an agent-qualified key (agent:<id>:<rest>); such sessions are never notified",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSALS))
+def test_a_refused_watch_answers_on_stdout_exits_1_and_writes_nothing(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int], case: str
+) -> None:
+    watcher, reason = REFUSALS[case]
+    target = CHILD
+    assert seeded
+    before = snapshot(url)
+    text = cli(capsys, "watch", watcher, target, "--db", url)
+    printed = cli(capsys, "watch", watcher, target, "--json", "--db", url)
+
+    assert (text.code, text.out, text.err) == (1, f"refused: {reason}\n", "")
+    assert (printed.code, printed.err) == (1, "")
+    assert json.loads(printed.out) == {
+        "watched": False,
+        "watcher": watcher,
+        "target": target,
+        "targetAgentId": "main",
+        "reason": reason,
+    }
+    assert snapshot(url) == before
+
+
+def test_unwatch_removes_the_cursor_and_its_pending_notice(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
+) -> None:
+    assert seeded
+    removed = cli(capsys, "unwatch", MANAGER, CHILD, "--db", url)
+    notices = cli(capsys, "notices", MANAGER, "--db", url)
+    again = cli(capsys, "unwatch", MANAGER, CHILD, "--db", url)
+    printed = cli(capsys, "--json", "unwatch", MANAGER, CHILD, "--db", url)
+
+    assert (removed.code, removed.err) == (0, "")
+    assert removed.out == f"unwatched: {MANAGER} no longer watches {CHILD} (agent main)\n"
+    assert notices.out == ""
+    assert cursor_of(url, MANAGER, CHILD) is None
+    assert (again.code, again.out) == (0, f"not watching: {MANAGER} had no cursor on {CHILD} (agent main)\n")
+    assert json.loads(printed.out) == {
+        "removed": False,
+        "watcher": MANAGER,
+        "target": CHILD,
+        "targetAgentId": "main",
+    }
+
+
+def test_unwatch_json_says_a_cursor_was_removed(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
+) -> None:
+    assert seeded
+    printed = cli(capsys, "unwatch", "global", MANAGER, "--db", url)
+    removed = cli(capsys, "unwatch", MANAGER, CHILD, "--json", "--db", url)
+
+    assert printed.out == f"not watching: global had no cursor on {MANAGER} (agent main)\n"
+    assert json.loads(removed.out)["removed"] is True
+
+
+# ---------------------------------------------------------------------------------- record --watcher
+
+
+def test_record_watcher_options_notify_each_producer_watcher_from_zero(
+    capsys: pytest.CaptureFixture[str], url: str
+) -> None:
+    boss, lead = "agent:main:boss", "agent:main:lead"
+    recorded = cli(
+        capsys, "--json", "record", "goal_changed", CHILD, "--summary", "goal updated",
+        "--watcher", boss, "--watcher", lead, "--watcher", "global", "--db", url,
+    )  # fmt: skip
+
+    sequence = json.loads(recorded.out)["sequence"]
+    for watcher in (boss, lead):
+        assert cli(capsys, "notices", watcher, "--db", url).out == notice_text(CHILD, 0) + "\n"
+        assert cursor_of(url, watcher, CHILD) == (0, sequence, sequence)
+    # a key that is not agent-qualified is accepted as a producer watcher, and never notified
+    assert cursor_of(url, "global", CHILD) is None
+    assert cli(capsys, "notices", "global", "--db", url).out == ""
+
+
+def test_record_watcher_is_not_notified_of_its_own_action(
+    capsys: pytest.CaptureFixture[str], url: str
+) -> None:
+    boss = "agent:main:boss"
+    cli(
+        capsys, "record", "goal_changed", CHILD, "--summary", "goal updated", "--actor", f"agent:{boss}",
+        "--watcher", boss, "--db", url,
+    )  # fmt: skip
+
+    assert cli(capsys, "notices", boss, "--db", url).out == ""
+
+
+def test_record_watcher_on_a_log_only_kind_creates_no_cursor(
+    capsys: pytest.CaptureFixture[str], url: str
+) -> None:
+    boss = "agent:main:boss"
+    outcome = cli(
+        capsys, "record", "compacted", CHILD, "--summary", "session compacted", "--actor", "system",
+        "--watcher", boss, "--db", url,
+    )  # fmt: skip
+
+    assert outcome.code == 0
+    assert cursor_of(url, boss, CHILD) is None
+
+
+# --------------------------------------------------------------------------------------------- sweep
+
+
+def test_sweep_refreezes_the_open_notice_and_prints_the_wake_request(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
+) -> None:
+    first = cli(capsys, "sweep", "--db", url)
+    refrozen = cursor_of(url, MANAGER, CHILD)
+    second = cli(capsys, "sweep", "--db", url)
+    notices = cli(capsys, "notices", MANAGER, "--db", url)
+
+    assert (first.code, first.err) == (0, "")
+    assert first.out.splitlines() == [
+        f"sweep: re-published 1 notice (1 re-frozen), woke {MANAGER}, skipped 0 (watcher session unknown)",
+        f"wake {MANAGER} (session-state:{CHILD})",
+    ]
+    assert refrozen == (seeded["spawn"], seeded["goal"], seeded["goal"])
+    assert second.out.splitlines()[0].startswith("sweep: re-published 1 notice (")
+    assert cursor_of(url, MANAGER, CHILD) == refrozen
+    # the sweep re-publishes the same notice: L is untouched
+    assert notices.out == notice_text(CHILD, seeded["spawn"]) + "\n"
+
+
+def test_sweep_json_is_the_sweep_report(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
+) -> None:
+    assert seeded
+    outcome = cli(capsys, "sweep", "--json", "--db", url)
+
+    assert json.loads(outcome.out) == {
+        "refrozen": 1,
+        "republished": 1,
+        "woken": [MANAGER],
+        "skippedMissingWatchers": 0,
+    }
+
+
+def test_sweep_never_reopens_an_acknowledged_cursor(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
+) -> None:
+    cli(capsys, "sweep", "--db", url)
+    cli(capsys, "drain", MANAGER, "--db", url)
+    outcome = cli(capsys, "sweep", "--db", url)
+
+    assert (
+        outcome.out
+        == "sweep: re-published 0 notices (0 re-frozen), woke nobody, skipped 0 (watcher session unknown)\n"
+    )
+    assert cursor_of(url, MANAGER, CHILD) == (seeded["goal"], seeded["goal"], seeded["goal"])
+
+
+def test_sweep_skips_unknown_watchers_and_never_wakes_a_subagent(
+    capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
+) -> None:
+    helper, ghost = "agent:main:subagent:helper", "agent:main:ghost"
+    with sessionwatch.open(url) as watch:
+        watch.upsert_session(helper)
+    for watcher in (helper, ghost):
+        cli(capsys, "watch", watcher, CHILD, "--db", url)
+    cli(
+        capsys,
+        "record",
+        "human_direct_message",
+        CHILD,
+        "--summary",
+        "human message via telegram",
+        "--db",
+        url,
+    )
+    outcome = cli(capsys, "--json", "sweep", "--db", url)
+
+    assert seeded
+    printed = json.loads(outcome.out)
+    # re-published: the manager's notice and the subagent's; woken: only the manager (SPEC §6.4)
+    assert (printed["republished"], printed["woken"], printed["skippedMissingWatchers"]) == (2, [MANAGER], 1)
+    assert printed["refrozen"] >= 1  # the manager's N moved up to M
+
+
 # ---------------------------------------------------------------------------------- global options
 
 
@@ -353,6 +727,34 @@ def test_db_and_json_are_accepted_before_and_after_the_subcommand(
 
     assert outcome.code == 0
     assert json.loads(outcome.out)["stateVersion"] == seeded["failed"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--db", "{url}", "--json", "notices", MANAGER],
+        ["notices", MANAGER, "--json", "--db", "{url}"],
+        ["--json", "drain", "--db", "{url}", MANAGER],
+        ["--db", "{other}", "drain", MANAGER, "--db", "{url}", "--json"],
+        ["--db", "{url}", "watch", IDLE, CHILD, "--json"],
+        ["watch", "--json", IDLE, CHILD, "--db", "{url}"],
+        ["--json", "--db", "{url}", "unwatch", MANAGER, CHILD],
+        ["unwatch", MANAGER, CHILD, "--db", "{url}", "--json"],
+        ["--db", "{url}", "sweep", "--json"],
+        ["--json", "sweep", "--db", "{url}"],
+        ["--db", "{url}", "record", "goal_changed", CHILD, "--summary", "s", "--watcher", IDLE, "--json"],
+    ],
+)
+def test_db_and_json_are_accepted_before_and_after_the_watching_commands(
+    capsys: pytest.CaptureFixture[str], url: str, tmp_path: Path, seeded: dict[str, int], argv: list[str]
+) -> None:
+    other = f"sqlite:///{tmp_path / 'missing.db'}"
+    outcome = cli(capsys, *(a.format(url=url, other=other) for a in argv))
+
+    assert (outcome.code, outcome.err) == (0, "")
+    assert json.loads(outcome.out) is not None
+    assert seeded
+    assert not (tmp_path / "missing.db").exists()
 
 
 def test_a_plain_path_names_a_sqlite_file(
@@ -392,9 +794,22 @@ def test_help_prints_usage_on_stdout_and_succeeds(capsys: pytest.CaptureFixture[
     assert outcome.code == 0
     assert outcome.out.startswith("usage: sessionwatch")
     assert "status" in outcome.out
+    for command in ("watch", "unwatch", "notices", "drain", "sweep"):
+        assert command in outcome.out
+    assert "exit codes: 0 success; 1 the answer is no" in " ".join(outcome.out.split())
     assert record.code == 0
     assert "--dedupe-key" in record.out
+    assert "--watcher" in record.out
     assert outcome.err == record.err == ""
+
+
+def test_watch_help_documents_the_refusal_and_its_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
+    outcome = cli(capsys, "watch", "--help")
+
+    text = " ".join(outcome.out.split())
+    assert (outcome.code, outcome.err) == (0, "")
+    assert "'refused: <reason>' (exit 1, nothing written)" in text
+    assert "--agent ID" in text
 
 
 # ------------------------------------------------------------------------------------------- errors
@@ -473,6 +888,39 @@ BAD_INPUT = [
     pytest.param(["status"], "the following arguments are required: KEY", id="status-bare"),
     pytest.param(["list", "extra"], "unrecognized arguments: extra", id="list-extra"),
     pytest.param(["demo", "--db", "memory://"], "needs a SQLite file", id="demo-memory"),
+    pytest.param(["watch"], "the following arguments are required: WATCHER, TARGET", id="watch-bare"),
+    pytest.param(["watch", MANAGER], "the following arguments are required: TARGET", id="watch-no-target"),
+    pytest.param(
+        ["watch", MANAGER, "global"],
+        "agent_id: a bare key ('global') needs an explicit agent id",
+        id="watch-bare-target",
+    ),
+    pytest.param(
+        ["watch", MANAGER, CHILD, "--agent", "ops"], "agent_id: 'ops' contradicts", id="watch-agent"
+    ),
+    pytest.param(["watch", "agent:main", CHILD], "watcher_key: ", id="watch-malformed-watcher"),
+    pytest.param(["watch", MANAGER, "agent::x"], "target_key: ", id="watch-malformed-target"),
+    pytest.param(["watch", MANAGER, "agent:main:\x00"], "target_key: ", id="watch-nul"),
+    pytest.param(["unwatch", MANAGER, "global"], "agent_id: ", id="unwatch-bare-target"),
+    pytest.param(["unwatch", "agent:main:\nx", CHILD], "watcher_key: ", id="unwatch-newline"),
+    pytest.param(["unwatch", MANAGER], "the following arguments are required: TARGET", id="unwatch-bare"),
+    pytest.param(["notices"], "the following arguments are required: WATCHER", id="notices-bare"),
+    pytest.param(["notices", "agent:main"], "watcher_key: ", id="notices-malformed"),
+    pytest.param(["notices", MANAGER, CHILD], "unrecognized arguments", id="notices-extra"),
+    pytest.param(["drain", "agent::x"], "watcher_key: ", id="drain-malformed"),
+    pytest.param(["drain", " "], "watcher_key: must not be empty", id="drain-blank"),
+    pytest.param(["drain"], "the following arguments are required: WATCHER", id="drain-bare"),
+    pytest.param(["sweep", "extra"], "unrecognized arguments: extra", id="sweep-extra"),
+    pytest.param(
+        ["record", "goal_changed", CHILD, "--summary", "s", "--watcher", "agent:main"],
+        "watchers: ",
+        id="record-watcher",
+    ),
+    pytest.param(
+        ["record", "goal_changed", CHILD, "--summary", "s", "--watcher"],
+        "expected one argument",
+        id="watcher-bare",
+    ),
 ]
 
 
@@ -541,7 +989,19 @@ def test_a_store_in_a_missing_directory_is_one_error_line_and_creates_nothing(
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("argv", [["status", CHILD], ["list"], ["--json", "status", CHILD, "--since", "0"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["status", CHILD],
+        ["list"],
+        ["--json", "status", CHILD, "--since", "0"],
+        ["notices", MANAGER],
+        ["drain", MANAGER],
+        ["--json", "drain", MANAGER],
+        ["unwatch", MANAGER, CHILD],
+        ["sweep"],
+    ],
+)
 def test_reading_a_missing_store_is_an_error_and_does_not_create_it(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str]
 ) -> None:
@@ -607,3 +1067,25 @@ def test_a_failing_process_prints_one_line_no_traceback_and_exits_2(
 
     assert message in assert_one_line_error(outcome)
     assert snapshot(str(tmp_path / "state.db")) == before
+
+
+def test_processes_watch_record_and_drain_through_the_same_file(launcher: list[str], tmp_path: Path) -> None:
+    def run(*argv: str) -> Outcome:
+        done = run_process(launcher, *argv, "--db", "state.db", cwd=tmp_path)
+        assert (done.code, done.err) == (0, "")
+        return done
+
+    run("watch", MANAGER, CHILD)
+    run("record", "human_direct_message", CHILD, "--summary", "human message via telegram")
+    run("record", "goal_changed", CHILD, "--summary", "goal updated")
+    pending = run("notices", MANAGER)
+    drained = run("drain", MANAGER, "--json")
+    follow_up = run("drain", MANAGER)
+    empty = run("drain", MANAGER)
+    refused = run_process(launcher, "watch", CHILD, CHILD, "--db", "state.db", cwd=tmp_path)
+
+    assert pending.out == notice_text(CHILD, 0) + "\n"
+    assert [n["lastSeen"] for n in json.loads(drained.out)] == [0]
+    assert follow_up.out == notice_text(CHILD, 1) + "\n"
+    assert empty.out == ""
+    assert (refused.code, refused.out, refused.err) == (1, f"refused: {CHILD} cannot watch itself\n", "")

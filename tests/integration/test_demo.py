@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,10 +13,16 @@ from typing import Any
 import pytest
 
 import sessionwatch
+from sessionwatch import notice_text
 from sessionwatch.adapters.cli import main
 
 SCRIPT = Path(sys.executable).parent / "sessionwatch"
 CLOSING_LINE = "read models rebuilt from the event store: identical"
+MANAGER = "agent:main:main"
+NOTICE = re.compile(
+    r'^  (Session "(?P<target>[^"]+)" changed \(other actor\)\. .* changesSince (?P<since>\d+)\.)$'
+)
+SPAWN = re.compile(r"^the manager spawns (?P<child>\S+): child_spawned #(?P<sequence>\d+) ")
 
 
 def json_objects(text: str) -> list[dict[str, Any]]:
@@ -38,6 +45,40 @@ def json_objects(text: str) -> list[dict[str, Any]]:
 
 def reconciliations(text: str) -> list[dict[str, Any]]:
     return [obj for obj in json_objects(text) if "stateChanges" in obj]
+
+
+def children(text: str) -> dict[str, tuple[str, int]]:
+    """The spawned children of one text run: role (researcher, writer) -> (key, spawn sequence)."""
+    found = {}
+    for match in filter(None, map(SPAWN.match, text.splitlines())):
+        role = match["child"].rsplit(":", 1)[-1].split("-")[0]
+        found[role] = (match["child"], int(match["sequence"]))
+    assert set(found) == {"researcher", "writer"}, text
+    return found
+
+
+def block(text: str, starts: str) -> list[str]:
+    """The indented lines under the one step line that starts with `starts`."""
+    lines = text.splitlines()
+    heads = [i for i, line in enumerate(lines) if line.startswith(starts)]
+    assert len(heads) == 1, (starts, text)
+    found = []
+    for line in lines[heads[0] + 1 :]:
+        if not line.startswith("  "):
+            break
+        found.append(line)
+    return found
+
+
+def notice_lines(lines: list[str]) -> list[tuple[str, int]]:
+    """(target, changesSince) of every indented notice line, each checked byte for byte."""
+    found = []
+    for line in lines:
+        match = NOTICE.match(line)
+        if match:
+            assert match[1] == notice_text(match["target"], int(match["since"]))
+            found.append((match["target"], int(match["since"])))
+    return found
 
 
 def run_demo(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -80,7 +121,8 @@ def test_the_demo_runs_twice_on_its_own_file_and_reconciles_each_time(
 
     for out in (first, second):
         found = reconciliations(out)
-        assert len(found) == 2
+        # the researcher and the writer, then the researcher again for the follow-up notice
+        assert len(found) == 3
         for status in found:
             assert_reconciliation(status)
         assert CLOSING_LINE in out.splitlines()
@@ -96,32 +138,120 @@ def test_the_demo_runs_twice_on_the_same_db_file_and_keeps_both_stories(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     db = str(tmp_path / "kept.db")
-    first = reconciliations(run_demo(capsys, "--db", db))
-    second = reconciliations(run_demo(capsys, "--db", db))
+    first_out = run_demo(capsys, "--db", db)
+    second_out = run_demo(capsys, "--db", db)
+    first, second = reconciliations(first_out), reconciliations(second_out)
 
     for status in (*first, *second):
         assert_reconciliation(status)
     assert {s["sessionKey"] for s in first}.isdisjoint(s["sessionKey"] for s in second)
     assert min(s["stateVersion"] for s in second) > max(s["stateVersion"] for s in first)
-    with sessionwatch.open(db) as watch:
-        for status in (*first, *second):
-            assert watch.session_status(status["sessionKey"]).state_version == status["stateVersion"]
+    # each run tells the whole story: one notice after the turns, one follow-up, one wake
+    for out in (first_out, second_out):
+        researcher, spawn = children(out)["researcher"]
+        assert notice_lines(block(out, f"{MANAGER} was woken 3 times")) == [(researcher, spawn)]
+        assert block(out, "restart: ") == [f"  wake {MANAGER} (session-state:{researcher})"]
+    with sessionwatch.open(db, sweep_on_open=False) as watch:
+        assert watch.pending_notices(MANAGER) == []
+        latest = {status["sessionKey"]: status["stateVersion"] for status in (*first, *second)}
+        for key, version in latest.items():
+            assert watch.session_status(key).state_version == version
 
 
-def test_the_reconciliation_shows_the_human_turn_and_the_failed_run_after_the_spawns(
+def test_three_human_turns_give_the_manager_exactly_one_byte_exact_notice(
     capsys: pytest.CaptureFixture[str], in_tmp: Path
 ) -> None:
     assert in_tmp
-    researcher, writer = reconciliations(run_demo(capsys))
+    out = run_demo(capsys)
+    researcher, spawn = children(out)["researcher"]
 
-    assert [(e["kind"], e["actorType"], e["summary"]) for e in researcher["stateChanges"]["events"]] == [
-        ("human_direct_message", "human", "human message via telegram"),
-        ("compacted", "system", "session compacted"),
-    ]
-    failed, compacted = writer["stateChanges"]["events"]
-    assert (failed["kind"], failed["payload"]) == ("run_failed", {"outcome": "error"})
-    assert compacted["kind"] == "compacted"
-    assert researcher["stateChanges"]["earliestAvailableSequence"] < failed["sequence"]
+    turns = [line for line in out.splitlines() if line.startswith(f"a human types into {researcher} 3 times")]
+    assert len(turns) == 1
+    assert len(re.findall(r"#\d+", turns[0])) == 3
+    after_turns = block(out, f"{MANAGER} was woken 3 times but holds exactly 1 notice for it")
+    assert after_turns == ["  " + notice_text(researcher, spawn)]
+    # byte-stable: the researcher's notice lines are the first notice and the one follow-up, no other
+    sinces = {since for target, since in notice_lines(out.splitlines()) if target == researcher}
+    assert len(sinces) == 2
+    assert min(sinces) == spawn
+
+
+def test_the_goal_change_notifies_and_the_failed_run_is_log_only(
+    capsys: pytest.CaptureFixture[str], in_tmp: Path
+) -> None:
+    assert in_tmp
+    out = run_demo(capsys)
+    spawned = children(out)
+    (researcher, researcher_spawn), (writer, writer_spawn) = spawned["researcher"], spawned["writer"]
+
+    failed = [line for line in out.splitlines() if line.startswith(f"{writer}'s run fails: run_failed #")]
+    assert len(failed) == 1
+    assert "log only" in failed[0]
+    assert "no extra one" in failed[0]
+    read = notice_lines(block(out, f"{MANAGER} reads its 2 pending notices"))
+    assert read == [(researcher, researcher_spawn), (writer, writer_spawn)]
+    researcher_status, writer_status = reconciliations(out)[:2]
+    assert [
+        (e["kind"], e["actorType"], e["summary"]) for e in researcher_status["stateChanges"]["events"]
+    ] == [("human_direct_message", "human", "human message via telegram")] * 3
+    goal, run_failed = writer_status["stateChanges"]["events"]
+    assert (goal["kind"], goal["actorType"], goal["summary"]) == ("goal_changed", "human", "goal updated")
+    assert (run_failed["kind"], run_failed["payload"]) == ("run_failed", {"outcome": "error"})
+    assert run_failed["runId"].startswith("run-writer-")
+
+
+def test_a_turn_between_reading_and_acknowledging_leaves_exactly_one_follow_up(
+    capsys: pytest.CaptureFixture[str], in_tmp: Path
+) -> None:
+    assert in_tmp
+    out = run_demo(capsys)
+    spawned = children(out)
+    (researcher, spawn), (writer, _) = spawned["researcher"], spawned["writer"]
+
+    late = re.search(
+        rf"^a human types into {re.escape(researcher)} again, after the read and before the "
+        r"acknowledgement: human_direct_message #(\d+)$",
+        out,
+        re.MULTILINE,
+    )
+    assert late is not None
+    acknowledged = block(out, f"{MANAGER} acknowledges the 2 notices it read")
+    assert acknowledged[0].startswith(f"  acknowledged {researcher} changesSince {spawn}: cursor now (")
+    assert acknowledged[0].endswith(f", #{late[1]} still owed")
+    assert acknowledged[1].startswith(f"  acknowledged {writer} ")
+    assert acknowledged[1].endswith("closed")
+    follow_up = notice_lines(block(out, "exactly 1 follow-up notice"))
+    assert len(follow_up) == 1
+    target, since = follow_up[0]
+    assert target == researcher
+    assert since > spawn
+    final = reconciliations(out)[-1]
+    assert final["sessionKey"] == researcher
+    sequences = [e["sequence"] for e in final["stateChanges"]["events"]]
+    assert min(sequences) > since
+    assert sequences[-1] == final["stateVersion"] == int(late[1])
+
+
+def test_the_restart_sweep_republishes_the_follow_up_and_wakes_the_manager(
+    capsys: pytest.CaptureFixture[str], in_tmp: Path
+) -> None:
+    assert in_tmp
+    out = run_demo(capsys)
+    researcher, _ = children(out)["researcher"]
+    lines = out.splitlines()
+
+    follow_up = notice_lines(block(out, "exactly 1 follow-up notice"))
+    assert block(out, "restart: ") == [f"  wake {MANAGER} (session-state:{researcher})"]
+    sweep = [line for line in lines if line.startswith("sweep: ")]
+    assert len(sweep) == 1
+    assert sweep[0].startswith("sweep: re-published 1 pending notice ")
+    assert f"woke {MANAGER};" in sweep[0]
+    assert notice_lines(block(out, f"{MANAGER} drains the notice that survived the restart")) == follow_up
+    drained_again = [line for line in lines if line.startswith(f"{MANAGER} drains again: ")]
+    assert len(drained_again) == 1
+    assert drained_again[0].startswith(f"{MANAGER} drains again: nothing pending")
+    restart = next(i for i, line in enumerate(lines) if line.startswith("restart: "))
+    assert restart < lines.index(sweep[0]) < lines.index(drained_again[0]) < lines.index(CLOSING_LINE)
 
 
 def test_the_demo_json_mode_prints_only_one_json_object(
@@ -131,14 +261,50 @@ def test_the_demo_json_mode_prints_only_one_json_object(
     printed = json.loads(run_demo(capsys, "--json", "--db", db))
 
     assert printed["store"] == db
+    assert printed["manager"] == MANAGER
     assert printed["readModelsIdentical"] is True
     assert printed["gatedTurnRecorded"] is False
-    assert len(printed["reconciliations"]) == 2
-    for status in printed["reconciliations"]:
+    researcher, writer = printed["children"]
+    (after_turns,) = printed["noticesAfterTurns"]
+    assert after_turns["target"] == researcher
+    assert after_turns["text"] == notice_text(researcher, after_turns["lastSeen"])
+    assert [n["target"] for n in printed["notices"]] == [researcher, writer]
+    assert printed["notices"][0] == after_turns
+    assert printed["acknowledged"] == printed["notices"]
+    assert [s["sessionKey"] for s in printed["reconciliations"]] == [researcher, writer]
+    for notice, status in zip(printed["notices"], printed["reconciliations"], strict=True):
         assert_reconciliation(status)
+        assert status["stateChanges"]["events"][0]["sequence"] > notice["lastSeen"]
+    (follow_up,) = printed["followUps"]
+    assert follow_up["target"] == researcher
+    assert follow_up["lastSeen"] > after_turns["lastSeen"]
+    assert follow_up["text"] == notice_text(researcher, follow_up["lastSeen"])
+    assert printed["sweep"]["republished"] == 1
+    assert printed["sweep"]["woken"] == [MANAGER]
+    assert printed["sweep"]["skippedMissingWatchers"] == 0
+    assert printed["wakes"] == [{"watcher": MANAGER, "reason": f"session-state:{researcher}"}]
+    assert printed["drained"] == [follow_up]
+    final = printed["followUpReconciliation"]
+    assert_reconciliation(final)
+    assert final["sessionKey"] == researcher
+    assert min(e["sequence"] for e in final["stateChanges"]["events"]) > follow_up["lastSeen"]
+    assert printed["pendingAtEnd"] == []
     keys = {row["sessionKey"] for row in printed["sessions"]}
-    assert "agent:main:main" in keys
-    assert {s["sessionKey"] for s in printed["reconciliations"]} <= keys
+    assert {MANAGER, researcher, writer} <= keys
+    with sessionwatch.open(db, sweep_on_open=False) as watch:
+        researcher_cursor = watch.cursor(MANAGER, researcher)
+        writer_cursor = watch.cursor(MANAGER, writer)
+        researcher_head = watch.session_status(researcher).state_version
+        writer_head = watch.session_status(writer).state_version
+    # every notice was acknowledged: L == N == M; the writer's log-only failed run never moved M
+    assert researcher_cursor is not None
+    assert writer_cursor is not None
+    for cursor in (researcher_cursor, writer_cursor):
+        assert cursor.last_seen == cursor.notified == cursor.material
+    assert researcher_cursor.material == researcher_head
+    goal, failed = printed["reconciliations"][1]["stateChanges"]["events"]
+    assert writer_cursor.material == goal["sequence"]
+    assert failed["sequence"] == writer_head
 
 
 def test_the_gated_human_turn_leaves_its_session_at_state_version_zero(
