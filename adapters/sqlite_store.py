@@ -217,9 +217,10 @@ class _SqliteWrite:
                 self._c.execute(sql.INSERT_SIGNAL, sql.signal_params(event))
             if isinstance(event, SessionDeleted):
                 self._c.execute("DELETE FROM sw_signals WHERE session_key=? AND agent_id=?", identity)
-                self._c.execute("DELETE FROM sw_sessions WHERE session_key=? AND agent_id=?", identity)
-            else:
+            if state.known:
                 self._c.execute(sql.UPSERT_SESSION, sql.session_params(state, version))
+            else:  # deleted, or reset while known only by its cursors: not listed (as the fold)
+                self._c.execute("DELETE FROM sw_sessions WHERE session_key=? AND agent_id=?", identity)
         self._states[identity] = state
         return facts
 

@@ -292,13 +292,13 @@ def notified_watchers(
     """Who a notifying signal reaches (SPEC §4, §6.1).
 
     Producer watchers and registered holders, deduplicated, non-agent-qualified keys dropped, and
-    never the signal's own actor (self-suppression).
+    never the signal's own actor (self-suppression) nor the target itself (no self-watch, SPEC §5.2).
     """
     if signal.kind not in NOTIFYING_KINDS:
         return []
     seen: dict[str, None] = {}
     for watcher in (*producer_watchers, *holders):
-        if watcher != signal.actor_id and can_watch(watcher):
+        if watcher != signal.actor_id and can_watch(watcher) and watcher_identity(watcher) != signal.identity:
             seen.setdefault(watcher, None)
     return list(seen)
 
@@ -339,13 +339,15 @@ def _react_to_signal(
     key, agent, sequence = signal.session_key, signal.agent_id, signal.sequence
     if signal.kind is SignalKind.CHILD_SPAWNED:
         requester = signal.actor_id
-        if signal.actor_type == "agent" and requester is not None and can_watch(requester):
-            return [
-                SeedCursor(
-                    watcher=requester, target_key=key, target_agent_id=agent, at_ms=at_ms, sequence=sequence
-                )
-            ]
-        return []
+        if signal.actor_type != "agent" or requester is None or not can_watch(requester):
+            return []
+        if watcher_identity(requester) == signal.identity:  # a session never watches itself
+            return []
+        return [
+            SeedCursor(
+                watcher=requester, target_key=key, target_agent_id=agent, at_ms=at_ms, sequence=sequence
+            )
+        ]
     return [
         ObserveMaterialSignal(
             watcher=w, target_key=key, target_agent_id=agent, at_ms=at_ms, sequence=sequence

@@ -135,8 +135,9 @@ def evolve_read_model(model: ReadModel, event: DomainEvent) -> ReadModel:
 
 def _evolve_session_views(model: ReadModel, event: SessionEvent) -> ReadModel:
     identity = SessionIdentity(event.session_key, event.agent_id)
-    state = model.sessions.get(identity) or session.initial(identity)
-    sessions = _with(model.sessions, identity, session.evolve(state, event))
+    state = session.evolve(model.sessions.get(identity) or session.initial(identity), event)
+    # Only known identities are listed: resetting a watcher known by its cursors alone keeps it unknown.
+    sessions = _with(model.sessions, identity, state) if state.known else _without(model.sessions, [identity])
     match event:
         case SessionUpserted() | SessionReset():
             return replace(model, sessions=sessions)
