@@ -12,10 +12,12 @@ from sessionwatch.adapters.watch import SessionWatch, SignalInput
 from sessionwatch.adapters.watch import open_watch as open  # noqa: A004 - the SPEC names it open()
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSession
 from sessionwatch.domain.ports import Clock, Waker
+from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.signals import Actor, SignalKind, classify_actor, notice_text
 from sessionwatch.projections.models import (
     Cursor,
     Notice,
+    PruneReport,
     SessionEntry,
     SessionRow,
     SessionStatus,
@@ -33,6 +35,8 @@ __all__ = [
     "InvalidSignal",
     "InvalidStoreUrl",
     "Notice",
+    "PruneReport",
+    "Retention",
     "SessionEntry",
     "SessionRow",
     "SessionStatus",

@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from pydantic import ValidationError
+
 from sessionwatch.adapters.demo import DEMO_PATH, run_demo
 from sessionwatch.adapters.store import StoreError
 from sessionwatch.adapters.urls import InvalidStoreUrl, parse_url
@@ -24,9 +26,18 @@ from sessionwatch.adapters.watch import SessionWatch, open_watch
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSession
 from sessionwatch.domain.keys import SessionIdentity, resolve_identity
 from sessionwatch.domain.ports import Waker
+from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.signals import Actor, SignalKind
 from sessionwatch.domain.watch_cursor import can_watch
-from sessionwatch.projections.models import Cursor, Notice, SessionRow, SessionStatus, Signal, SweepReport
+from sessionwatch.projections.models import (
+    Cursor,
+    Notice,
+    PruneReport,
+    SessionRow,
+    SessionStatus,
+    Signal,
+    SweepReport,
+)
 
 PROG = "sessionwatch"
 EXIT_OK = 0
@@ -248,6 +259,21 @@ def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: li
     )
     sweep.set_defaults(handler=_sweep)
 
+    prune = commands.add_parser(
+        "prune",
+        parents=common,
+        allow_abbrev=False,
+        help="prune history to the retention window and cap now",
+        description="Prune (SPEC §8) now, whatever the hourly throttle: signals older than --days, "
+        "then all but the newest --max-signals globally; each affected session's prune watermark is "
+        "stamped (heads never go down); cursors idle for --days expire; the event store drops what a "
+        "replay no longer needs. --archive appends every pruned signal to a JSON Lines file first.",
+    )
+    prune.add_argument("--days", default="30", help="the age window in days (default 30)")
+    prune.add_argument("--max-signals", default="50000", help="the global cap (default 50000)")
+    prune.add_argument("--archive", default=None, metavar="PATH", help="JSON Lines file for pruned signals")
+    prune.set_defaults(handler=_prune)
+
 
 # ---------------------------------------------------------------------------------- input parsing
 
@@ -288,12 +314,14 @@ def parse_integer(text: str, field: str) -> int:
         raise InvalidQuery(field, f"must be an integer, not {text!r}") from None
 
 
-def _open_existing(db: str | None, *, waker: Waker | None = None) -> SessionWatch:
+def _open_existing(
+    db: str | None, *, waker: Waker | None = None, retention: Retention | None = None
+) -> SessionWatch:
     """Open an existing store without creating it (a missing SQLite file is an error), unswept."""
     parsed = parse_url(db)
     if parsed.scheme == "sqlite" and not Path(parsed.path).exists():
         raise CliError(f"no store at {parsed.path} (nothing recorded yet, or a wrong --db)")
-    return open_watch(db, waker=waker, sweep_on_open=False)
+    return open_watch(db, waker=waker, sweep_on_open=False, retention=retention)
 
 
 class WakeRequests:
@@ -449,6 +477,31 @@ def _sweep(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _prune(args: argparse.Namespace) -> int:
+    try:
+        policy = Retention(
+            days=float(args.days),
+            max_signals=parse_integer(args.max_signals, "max_signals"),
+            archive=args.archive,
+        )
+    except (ValueError, ValidationError) as exc:
+        raise CliError(f"retention: {_first_error(exc)}") from None
+    with _open_existing(args.db, retention=policy) as watch:
+        report = watch.prune(force=True)
+    if args.json:
+        _print_json(report.to_json())
+    else:
+        print(format_prune(report))
+    return EXIT_OK
+
+
+def _first_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        error = exc.errors()[0]
+        return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
+    return str(exc)
+
+
 def _demo(args: argparse.Namespace) -> int:
     report = run_demo(args.db, sys.stdout, as_json=args.json)
     return EXIT_OK if report.read_models_identical else EXIT_NO
@@ -509,6 +562,18 @@ def format_watching(cursor: Cursor, *, already: bool) -> str:
     if cursor.notified > cursor.last_seen:
         line += f", a notice is pending (changesSince {cursor.last_seen})"
     return line
+
+
+def format_prune(report: PruneReport) -> str:
+    """One line: what the prune removed, stamped, expired, compacted and archived."""
+    return (
+        f"prune: removed {report.signals_removed} signal{'s' if report.signals_removed != 1 else ''}"
+        f" (older than {report.occurred_before.isoformat() if report.occurred_before else '-'}"
+        f" or at or below #{report.through_sequence}), stamped {report.sessions_stamped} watermark"
+        f"{'s' if report.sessions_stamped != 1 else ''}, expired {report.cursors_expired} cursor"
+        f"{'s' if report.cursors_expired != 1 else ''}, deleted {report.events_deleted} stored event"
+        f"{'s' if report.events_deleted != 1 else ''}, archived {report.archived}"
+    )
 
 
 def format_sweep(report: SweepReport) -> str:

@@ -15,6 +15,7 @@ from eventsourcing.persistence import StoredEvent
 
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
+from sessionwatch.domain.retention import SignalsPruned
 from sessionwatch.domain.session import SessionDeleted, SessionReset, SessionUpserted, SignalRecorded
 from sessionwatch.domain.watch_cursor import (
     CursorKey,
@@ -38,6 +39,7 @@ EVENT_TYPES: Final[dict[str, type[DomainEvent]]] = {
         NoticeAcknowledged,
         NoticeRefrozen,
         WatchRemoved,
+        SignalsPruned,
     )
 }
 """The stored-name registry: the only way a stored topic becomes a class."""
@@ -57,6 +59,10 @@ def session_stream_id(identity: SessionIdentity) -> UUID:
 def cursor_stream_id(key: CursorKey) -> UUID:
     """The WatchCursor stream's id: a UUIDv5 of the watcher and the target identity."""
     return uuid5(STREAM_NAMESPACE, f"cursor\x1f{key.watcher}\x1f{key.target_agent_id}\x1f{key.target_key}")
+
+
+STORE_STREAM_ID: Final = uuid5(STREAM_NAMESPACE, "store")
+"""The stream of the store's own facts (prunes)."""
 
 
 def encode(event: DomainEvent) -> bytes:

@@ -7,19 +7,29 @@ evolved by the pure projection itself: this store is the reference the SQL store
 
 from __future__ import annotations
 
+import bisect
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from uuid import UUID
 
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import Notification, StoredEvent
 from eventsourcing.popo import POPOApplicationRecorder
 
-from sessionwatch.adapters.mapper import cursor_stream_id, decode, session_stream_id, to_stored
+from sessionwatch.adapters.archive import JsonlArchive
+from sessionwatch.adapters.mapper import (
+    STORE_STREAM_ID,
+    cursor_stream_id,
+    decode,
+    session_stream_id,
+    to_stored,
+)
+from sessionwatch.adapters.store import PruneCounts
 from sessionwatch.domain import session
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
+from sessionwatch.domain.retention import Retention, SignalsPruned
 from sessionwatch.domain.session import SessionEvent, SessionState, SignalRecorded
 from sessionwatch.domain.watch_cursor import CursorEvent, CursorFact, CursorKey, CursorState
 from sessionwatch.projections.models import SessionStatus, StateChange
@@ -29,9 +39,113 @@ from sessionwatch.projections.read_model import (
     evolve_read_model,
     implied_facts,
 )
+from sessionwatch.projections.retention import plan_prune, prune
 from sessionwatch.projections.status import build_status, page_after
 
 _REPLAY_PAGE = 1000
+
+
+class MemoryEventRecorder(POPOApplicationRecorder):
+    """eventsourcing's POPO recorder keyed by notification id, so events can be deleted.
+
+    POPO keeps events in a list whose positions are the notification ids; deleting from it would
+    renumber every later event. Here ids come from a counter and survive deletion (ADR-0006, 0008).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._by_id: dict[int, StoredEvent] = {}
+        self._ids: list[int] = []  # ascending
+        self._last_id = 0
+
+    def _update_table(self, stored_events: Sequence[StoredEvent], **_: object) -> Sequence[int] | None:
+        ids = []
+        for s in stored_events:
+            self._last_id += 1
+            self._by_id[self._last_id] = s
+            self._ids.append(self._last_id)
+            self._stored_events_index[str(s.originator_id)][s.originator_version] = self._last_id
+            ids.append(self._last_id)
+        return ids
+
+    def select_events(
+        self,
+        originator_id: UUID | str,
+        *,
+        gt: int | None = None,
+        lte: int | None = None,
+        desc: bool = False,
+        limit: int | None = None,
+    ) -> Sequence[StoredEvent]:
+        """A stream's events by version (the POPO semantics over the id-keyed table)."""
+        with self._database_lock:
+            index = self._stored_events_index[str(originator_id)]
+            versions = sorted(v for v in index if (gt is None or v > gt) and (lte is None or v <= lte))
+            if desc:
+                versions.reverse()
+            return [self._by_id[index[v]] for v in versions[:limit]]
+
+    def select_notifications(
+        self,
+        start: int | None,
+        limit: int,
+        stop: int | None = None,
+        topics: Sequence[str] = (),
+        *,
+        inclusive_of_start: bool = True,
+    ) -> Sequence[Notification]:
+        """Notifications in id order from `start`."""
+        with self._database_lock:
+            first = 1 if start is None else (start if inclusive_of_start else start + 1)
+            results: list[Notification] = []
+            for nid in self._ids[bisect.bisect_left(self._ids, first) :]:
+                if stop is not None and nid > stop:
+                    break
+                s = self._by_id[nid]
+                if topics and s.topic not in topics:
+                    continue
+                results.append(
+                    Notification(
+                        id=nid,
+                        originator_id=s.originator_id,
+                        originator_version=s.originator_version,
+                        topic=s.topic,
+                        state=s.state,
+                    )
+                )
+                if len(results) == limit:
+                    break
+            return results
+
+    def max_notification_id(self) -> int | None:
+        """The highest id ever assigned (ids are never reused)."""
+        return self._last_id or None
+
+    def all_events(self) -> list[tuple[int, StoredEvent]]:
+        """Every stored event with its id, in id order."""
+        with self._database_lock:
+            return [(nid, self._by_id[nid]) for nid in self._ids]
+
+    def stored_event(self, notification_id: int) -> StoredEvent | None:
+        """One stored event by id."""
+        return self._by_id.get(notification_id)
+
+    def delete_before(self, notification_id: int, keep: set[int]) -> int:
+        """Delete every event with a lower id, except `keep`; return how many were deleted."""
+        with self._database_lock:
+            doomed = [nid for nid in self._ids if nid < notification_id and nid not in keep]
+            for nid in doomed:
+                s = self._by_id.pop(nid)
+                versions = self._stored_events_index[str(s.originator_id)]
+                versions.pop(s.originator_version, None)
+                if not versions:
+                    del self._stored_events_index[str(s.originator_id)]
+            gone = set(doomed)
+            self._ids = [nid for nid in self._ids if nid not in gone]
+            return len(doomed)
+
+    def __len__(self) -> int:
+        return len(self._ids)
 
 
 def _cursors_of(model: ReadModel, watcher: str, *, pending_only: bool) -> list[CursorState]:
@@ -45,7 +159,10 @@ class _MemoryWrite:
         self.model = store.model
         self.next = store.last_sequence()
         self.stored: list[StoredEvent] = []
-        self._versions: dict[UUID, int] = {}
+        self.signal_at: dict[int, int] = {}  # position in `stored` -> the signal's sequence
+        self.checkpoint_at: int | None = None  # position in `stored` of a SignalsPruned event
+        self.pruned_at_ms: int | None = None
+        self.versions: dict[UUID, int] = {}
 
     def session(self, identity: SessionIdentity) -> SessionState:
         return self.model.sessions.get(identity) or session.initial(identity)
@@ -58,11 +175,11 @@ class _MemoryWrite:
         return self.next
 
     def _store_event(self, stream: UUID, event: DomainEvent) -> None:
-        version = self._versions.get(stream)
-        if version is None:
-            version = self._store.stream_version(stream)
-        self._versions[stream] = version + 1
-        self.stored.append(to_stored(stream, version + 1, event))
+        version = self.versions.get(stream, self._store.stream_version(stream)) + 1
+        self.versions[stream] = version
+        if isinstance(event, SignalRecorded):
+            self.signal_at[len(self.stored)] = event.sequence
+        self.stored.append(to_stored(stream, version, event))
 
     def append(self, identity: SessionIdentity, events: Sequence[SessionEvent]) -> list[CursorFact]:
         stream = session_stream_id(identity)
@@ -97,14 +214,45 @@ class _MemoryWrite:
             self._store_event(stream, event)
         self.model = replace(self.model, cursors=apply_cursor_facts(self.model.cursors, events))
 
+    def prune(self, now_ms: int, policy: Retention, archive: JsonlArchive | None) -> PruneCounts:
+        outcome = prune(self.model, plan_prune(self.model, now_ms, policy))
+        archived = 0
+        if archive is not None:
+            archived = archive.append(self._store.archive_rows(s.sequence for s in outcome.removed))
+        self.model = outcome.model
+        self.pruned_at_ms = now_ms
+        counts = PruneCounts(
+            cutoffs=outcome.event.cutoffs,
+            signals_removed=len(outcome.removed),
+            sessions_stamped=len(outcome.stamped),
+            cursors_expired=len(outcome.expired),
+            events_deleted=0,
+            archived=archived,
+        )
+        retained = {s.sequence for log in self.model.signals.values() for s in log}
+        stored = [*self._store.recorder.all_events(), *((None, s) for s in self.stored)]
+        kept_signals = sum(
+            1 for seq in (*self._store.signal_ids, *self.signal_at.values()) if seq in retained
+        )
+        replaceable = sum(1 for _, s in stored if s.topic != SignalsPruned.model_fields["type"].default)
+        replaceable -= kept_signals
+        if not (counts.signals_removed or counts.cursors_expired or replaceable):
+            return counts  # nothing changed and nothing to compact: a prune that writes no event
+        self.checkpoint_at = len(self.stored)
+        self._store_event(STORE_STREAM_ID, outcome.event)
+        return replace(counts, events_deleted=len(stored) - kept_signals)
+
 
 class MemorySignalStore:
     """The in-memory store: the reference implementation the other stores are checked against."""
 
     def __init__(self) -> None:
-        self.recorder = POPOApplicationRecorder()
+        self.recorder = MemoryEventRecorder()
         self.model = ReadModel()
+        self.signal_ids: dict[int, int] = {}  # a stored signal's sequence -> its notification id
+        self._versions: dict[UUID, int] = {}  # newest version per stream; never goes down
         self._last_sequence = 0
+        self._last_prune_ms: int | None = None
         self._lock = threading.RLock()
 
     @staticmethod
@@ -119,13 +267,31 @@ class MemorySignalStore:
         return page[0] if page else None
 
     def stream_version(self, stream_id: UUID) -> int:
-        """The newest version stored on a stream, 0 for a new stream."""
-        newest = self.recorder.select_events(stream_id, desc=True, limit=1)
-        return newest[0].originator_version if newest else 0
+        """The newest version written on a stream, 0 for a new stream (kept even once pruned)."""
+        return self._versions.get(stream_id, 0)
 
     def last_sequence(self) -> int:
         """The counter: the highest sequence ever allocated."""
         return self._last_sequence
+
+    def last_prune_ms(self) -> int | None:
+        """When the last prune ran."""
+        return self._last_prune_ms
+
+    def stored_event_count(self) -> int:
+        """How many stored events the recorder holds."""
+        return len(self.recorder)
+
+    def archive_rows(self, sequences: Iterable[int]) -> list[tuple[int, UUID, int, str, bytes]]:
+        """The stored events of signals, for the archive."""
+        rows = []
+        for sequence in sequences:
+            nid = self.signal_ids.get(sequence)
+            stored = self.recorder.stored_event(nid) if nid is not None else None
+            if stored is not None and nid is not None:
+                stream = stored.originator_id
+                rows.append((nid, UUID(str(stream)), stored.originator_version, stored.topic, stored.state))
+        return rows
 
     @contextmanager
     def write(self) -> Iterator[_MemoryWrite]:
@@ -133,8 +299,15 @@ class MemorySignalStore:
         with self._lock:
             tx = _MemoryWrite(self)
             yield tx
-            if tx.stored:
-                self.recorder.insert_events(tx.stored)
+            ids = list(self.recorder.insert_events(tx.stored) or []) if tx.stored else []
+            for position, sequence in tx.signal_at.items():
+                self.signal_ids[sequence] = ids[position]
+            if tx.checkpoint_at is not None:
+                retained = {s.sequence for log in tx.model.signals.values() for s in log}
+                self.signal_ids = {q: nid for q, nid in self.signal_ids.items() if q in retained}
+                self.recorder.delete_before(ids[tx.checkpoint_at], keep=set(self.signal_ids.values()))
+                self._last_prune_ms = tx.pruned_at_ms
+            self._versions.update(tx.versions)
             self.model = tx.model
             self._last_sequence = tx.next
 

@@ -63,9 +63,11 @@ SCHEMA = (
         " summary TEXT NOT NULL,"
         " payload TEXT,"
         " dedupe_key TEXT UNIQUE,"
-        " watchers TEXT)"
+        " watchers TEXT,"
+        " notification_id INTEGER NOT NULL)"  # its stored event, kept while the signal is retained
     ),
     "CREATE INDEX IF NOT EXISTS sw_signals_by_session ON sw_signals (session_key, agent_id, sequence)",
+    "CREATE INDEX IF NOT EXISTS sw_signals_by_age ON sw_signals (occurred_at_ms)",
     (
         "CREATE TABLE IF NOT EXISTS sw_cursors ("
         " target_key TEXT NOT NULL,"
@@ -101,7 +103,9 @@ UPSERT_SESSION = (
     " parent_session_key=excluded.parent_session_key, registered=excluded.registered,"
     " head=excluded.head, pruned_through=excluded.pruned_through, stream_version=excluded.stream_version"
 )
-INSERT_SIGNAL = f"INSERT INTO sw_signals ({SIGNAL_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+INSERT_SIGNAL = (
+    f"INSERT INTO sw_signals ({SIGNAL_COLUMNS}, notification_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
 INSERT_EVENT = (
     f"INSERT INTO {EVENTS_TABLE} (originator_id, originator_version, topic, state) VALUES (?,?,?,?)"
 )
@@ -132,6 +136,39 @@ MATERIAL_UPDATE = (
 INSERT_NEW_CURSOR = (
     f"INSERT INTO sw_cursors ({CURSOR_COLUMNS}) VALUES (?,?,?,0,?,?,?)"
     " ON CONFLICT (target_key, target_agent_id, watcher) DO NOTHING"
+)
+
+
+# The global cap keeps the newest `max_signals` of what the age cut-off keeps: this is the highest
+# sequence it removes (no row: nothing).
+CAP_THROUGH = (
+    "SELECT sequence FROM sw_signals WHERE occurred_at_ms >= ? ORDER BY sequence DESC LIMIT 1 OFFSET ?"
+)
+# SPEC §8: a signal goes when older than the age cut-off or at or below the cap's sequence.
+_REMOVED = "(occurred_at_ms < :cut OR sequence <= :through)"
+SELECT_REMOVED_EVENTS = (
+    f"SELECT e.notification_id, e.originator_id, e.originator_version, e.topic, e.state FROM sw_signals AS s"
+    f" JOIN {EVENTS_TABLE} AS e ON e.notification_id = s.notification_id WHERE {_REMOVED} ORDER BY s.sequence"
+)
+# Each affected session's watermark rises to its highest removed sequence; no head is created or
+# lowered (a removed signal's session row exists, and its head is at least that sequence).
+STAMP_WATERMARKS = (
+    "UPDATE sw_sessions SET pruned_through = x.m, head = MAX(head, x.m)"
+    f" FROM (SELECT session_key, agent_id, MAX(sequence) AS m FROM sw_signals WHERE {_REMOVED}"
+    " GROUP BY session_key, agent_id) AS x"
+    " WHERE sw_sessions.session_key = x.session_key AND sw_sessions.agent_id = x.agent_id"
+    " AND x.m > sw_sessions.pruned_through"
+)
+DELETE_REMOVED = f"DELETE FROM sw_signals WHERE {_REMOVED}"
+# Stored events a new checkpoint would let a prune delete: all but retained signals and checkpoints.
+COUNT_REPLACEABLE_EVENTS = (
+    f"SELECT COUNT(*) FROM {EVENTS_TABLE} WHERE topic != 'store.pruned.v1'"
+    " AND notification_id NOT IN (SELECT notification_id FROM sw_signals)"
+)
+# Everything before the prune's checkpoint except the retained signals' own events (ADR-0008).
+TRUNCATE_EVENTS = (
+    f"DELETE FROM {EVENTS_TABLE} WHERE notification_id < ?"
+    " AND notification_id NOT IN (SELECT notification_id FROM sw_signals)"
 )
 
 
@@ -187,8 +224,8 @@ def signal(row: sqlite3.Row) -> SignalRecorded:
     )
 
 
-def signal_params(event: SignalRecorded) -> tuple[object, ...]:
-    """The `sw_signals` row of a recorded signal."""
+def signal_params(event: SignalRecorded, notification_id: int) -> tuple[object, ...]:
+    """The `sw_signals` row of a recorded signal stored at `notification_id`."""
     payload = orjson.dumps(event.payload.as_dict()).decode() if event.payload is not None else None
     watchers = orjson.dumps(list(event.watchers)).decode() if event.watchers else None
     return (
@@ -206,6 +243,7 @@ def signal_params(event: SignalRecorded) -> tuple[object, ...]:
         payload,
         event.dedupe_key,
         watchers,
+        notification_id,
     )
 
 

@@ -12,6 +12,7 @@ import os
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal, TypeAlias
 from uuid import UUID
@@ -21,16 +22,17 @@ from eventsourcing.sqlite import (
     SQLiteApplicationRecorder,
     SQLiteConnection,
     SQLiteConnectionPool,
-    SQLiteCursor,
     SQLiteDatastore,
 )
 
 from sessionwatch.adapters import sqlite_schema as sql
-from sessionwatch.adapters.mapper import cursor_stream_id, decode, encode, session_stream_id
-from sessionwatch.adapters.store import StoreError
+from sessionwatch.adapters.archive import JsonlArchive
+from sessionwatch.adapters.mapper import STORE_STREAM_ID, cursor_stream_id, decode, encode, session_stream_id
+from sessionwatch.adapters.store import PruneCounts, StoreError
 from sessionwatch.domain import session, watch_cursor
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
+from sessionwatch.domain.retention import PruneCutoffs, Retention, SignalsPruned
 from sessionwatch.domain.session import (
     SessionDeleted,
     SessionEvent,
@@ -141,7 +143,7 @@ class SqliteEventRecorder(SQLiteApplicationRecorder):
             ]
 
 
-def _cursors_of(c: SQLiteCursor, watcher: str, *, pending_only: bool) -> list[CursorState]:
+def _cursors_of(c: sqlite3.Cursor, watcher: str, *, pending_only: bool) -> list[CursorState]:
     pending = " AND notified > last_seen" if pending_only else ""
     c.execute(
         f"SELECT {sql.CURSOR_COLUMNS} FROM sw_cursors WHERE watcher=?{pending}"
@@ -151,7 +153,7 @@ def _cursors_of(c: SQLiteCursor, watcher: str, *, pending_only: bool) -> list[Cu
     return [sql.cursor_state(row) for row in c.fetchall()]
 
 
-def _cursor(c: SQLiteCursor, key: CursorKey) -> CursorState | None:
+def _cursor(c: sqlite3.Cursor, key: CursorKey) -> CursorState | None:
     c.execute(sql.SELECT_CURSOR, (key.target_key, key.target_agent_id, key.watcher))
     row = c.fetchone()
     return sql.cursor_state(row) if row is not None else None
@@ -160,7 +162,7 @@ def _cursor(c: SQLiteCursor, key: CursorKey) -> CursorState | None:
 class _SqliteWrite:
     """One `BEGIN IMMEDIATE` transaction; caches what it has read or written."""
 
-    def __init__(self, cursor: SQLiteCursor) -> None:
+    def __init__(self, cursor: sqlite3.Cursor) -> None:
         self._c = cursor
         self._states: dict[SessionIdentity, SessionState] = {}
         self._versions: dict[UUID, int] = {}
@@ -193,7 +195,8 @@ class _SqliteWrite:
         self._next += 1
         return self._next
 
-    def _store_event(self, stream: UUID, event: DomainEvent) -> int:
+    def _store_event(self, stream: UUID, event: DomainEvent) -> tuple[int, int]:
+        """Insert one stored event; return its stream version and notification id."""
         version = self._versions.get(stream)
         if version is None:
             self._c.execute(
@@ -203,18 +206,18 @@ class _SqliteWrite:
         version += 1
         self._c.execute(sql.INSERT_EVENT, (stream.hex, version, event.type, encode(event)))
         self._versions[stream] = version
-        return version
+        return version, int(self._c.lastrowid or 0)
 
     def append(self, identity: SessionIdentity, events: Sequence[SessionEvent]) -> list[CursorFact]:
         stream = session_stream_id(identity)
         state = self.session(identity)
         facts: list[CursorFact] = []
         for event in events:
-            version = self._store_event(stream, event)
+            version, notification_id = self._store_event(stream, event)
             facts.extend(self._apply_implied(identity, event))
             state = session.evolve(state, event)
             if isinstance(event, SignalRecorded):
-                self._c.execute(sql.INSERT_SIGNAL, sql.signal_params(event))
+                self._c.execute(sql.INSERT_SIGNAL, sql.signal_params(event, notification_id))
             if isinstance(event, SessionDeleted):
                 self._c.execute("DELETE FROM sw_signals WHERE session_key=? AND agent_id=?", identity)
             if state.known:
@@ -342,6 +345,47 @@ class _SqliteWrite:
         else:
             self._c.execute(sql.UPSERT_CURSOR, sql.cursor_params(state))
 
+    def prune(self, now_ms: int, policy: Retention, archive: JsonlArchive | None) -> PruneCounts:
+        """The SQL form of `projections.retention.prune` (the contract suite keeps them equal)."""
+        c = self._c
+        occurred_before = now_ms - policy.window_ms
+        c.execute(sql.CAP_THROUGH, (occurred_before, policy.max_signals))
+        row = c.fetchone()
+        cutoffs = PruneCutoffs(
+            at_ms=now_ms,
+            occurred_before_ms=occurred_before,
+            through_sequence=row[0] if row is not None else 0,
+            cursors_updated_before_ms=now_ms - policy.window_ms,
+        )
+        removed = {"cut": cutoffs.occurred_before_ms, "through": cutoffs.through_sequence}
+        archived = 0
+        if archive is not None:
+            c.execute(sql.SELECT_REMOVED_EVENTS, removed)
+            archived = archive.append((nid, UUID(hex=s), v, t, b) for nid, s, v, t, b in c.fetchall())
+        c.execute(sql.STAMP_WATERMARKS, removed)
+        stamped = c.rowcount
+        c.execute(sql.DELETE_REMOVED, removed)
+        signals_removed = c.rowcount
+        c.execute("DELETE FROM sw_cursors WHERE updated_at_ms < ?", (cutoffs.cursors_updated_before_ms,))
+        expired = c.rowcount
+        self._states.clear()  # heads and watermarks changed under the cache
+        c.execute("INSERT OR REPLACE INTO sw_meta (name, value) VALUES ('last_prune_ms', ?)", (now_ms,))
+        counts = PruneCounts(cutoffs, signals_removed, stamped, expired, events_deleted=0, archived=archived)
+        c.execute(sql.COUNT_REPLACEABLE_EVENTS)
+        if not (signals_removed or expired or c.fetchone()[0]):
+            return counts  # nothing changed and nothing to compact: a prune that writes no event
+        c.execute(f"SELECT {sql.SESSION_COLUMNS} FROM sw_sessions ORDER BY session_key, agent_id")
+        sessions = tuple(sql.session_state(r) for r in c.fetchall())
+        c.execute(
+            f"SELECT {sql.CURSOR_COLUMNS} FROM sw_cursors ORDER BY watcher, target_key, target_agent_id"
+        )
+        cursors = tuple(sql.cursor_state(r) for r in c.fetchall())
+        _, checkpoint = self._store_event(
+            STORE_STREAM_ID, SignalsPruned(cutoffs=cutoffs, sessions=sessions, cursors=cursors)
+        )
+        c.execute(sql.TRUNCATE_EVENTS, (checkpoint,))
+        return replace(counts, events_deleted=c.rowcount)
+
     def finish(self) -> None:
         if self._next is not None and self._next != self._written:
             self._c.execute("UPDATE sw_meta SET value=? WHERE name='sequence'", (self._next,))
@@ -379,7 +423,7 @@ class SqliteSignalStore:
         """An exclusive write transaction (`BEGIN IMMEDIATE`), committed when the block exits."""
         try:
             with self._datastore.get_connection(commit=True) as connection:
-                cursor = connection.cursor()
+                cursor = connection.cursor().sqlite_cursor  # the plain sqlite3 cursor: rowcount, speed
                 cursor.execute("BEGIN IMMEDIATE")
                 try:
                     tx = _SqliteWrite(cursor)
@@ -393,10 +437,10 @@ class SqliteSignalStore:
             raise StoreError(f"{type(exc).__name__}: {exc}") from exc
 
     @contextmanager
-    def _read(self) -> Iterator[SQLiteCursor]:
+    def _read(self) -> Iterator[sqlite3.Cursor]:
         try:
             with self._datastore.transaction(commit=False) as cursor:
-                yield cursor
+                yield cursor.sqlite_cursor
         except sqlite3.Error as exc:
             raise StoreError(f"{type(exc).__name__}: {exc}") from exc
 
@@ -480,6 +524,19 @@ class SqliteSignalStore:
             c.execute("PRAGMA synchronous")
             level = int(c.fetchone()[0])
         return "full" if level >= 2 else "normal"  # noqa: PLR2004 - SQLite: 1 NORMAL, 2 FULL, 3 EXTRA
+
+    def last_prune_ms(self) -> int | None:
+        """When the last prune ran."""
+        with self._read() as c:
+            c.execute("SELECT value FROM sw_meta WHERE name='last_prune_ms'")
+            row = c.fetchone()
+        return int(row[0]) if row is not None else None
+
+    def stored_event_count(self) -> int:
+        """How many stored events the events table holds."""
+        with self._read() as c:
+            c.execute(f"SELECT COUNT(*) FROM {sql.EVENTS_TABLE}")
+            return int(c.fetchone()[0])
 
     def last_sequence(self) -> int:
         """The counter: the highest sequence ever allocated."""

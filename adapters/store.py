@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Protocol
 
+from sessionwatch.adapters.archive import JsonlArchive
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
+from sessionwatch.domain.retention import PruneCutoffs, Retention
 from sessionwatch.domain.session import SessionEvent, SessionState, SignalRecorded
 from sessionwatch.domain.watch_cursor import CursorEvent, CursorFact, CursorKey, CursorState
 from sessionwatch.projections.models import SessionStatus
@@ -20,6 +23,18 @@ from sessionwatch.projections.read_model import ReadModel
 
 class StoreError(RuntimeError):
     """The store failed (locked, full, read-only, vanished); nothing of the operation was written."""
+
+
+@dataclass(frozen=True, slots=True)
+class PruneCounts:
+    """What one prune removed or wrote."""
+
+    cutoffs: PruneCutoffs
+    signals_removed: int
+    sessions_stamped: int
+    cursors_expired: int
+    events_deleted: int
+    archived: int
 
 
 class WriteTransaction(Protocol):
@@ -60,6 +75,14 @@ class WriteTransaction(Protocol):
         """Whether any registered cursor targets the identity (the human-message gate, SPEC §4)."""
         ...
 
+    def prune(self, now_ms: int, policy: Retention, archive: JsonlArchive | None) -> PruneCounts:
+        """Prune the read models (SPEC §8), record `SignalsPruned`, and truncate the event store.
+
+        The stored events a replay no longer needs are deleted: everything before that event but
+        the retained signals (ADR-0008).
+        """
+        ...
+
     def append_cursor(
         self, key: CursorKey, events: Sequence[CursorEvent], *, before: CursorState | None
     ) -> None:
@@ -97,6 +120,14 @@ class SignalStore(Protocol):
 
     def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
         """The watcher's cursors (only pending ones when `pending_only`), ordered by target."""
+        ...
+
+    def last_prune_ms(self) -> int | None:
+        """When the last prune ran (local clock, epoch ms), None if never."""
+        ...
+
+    def stored_event_count(self) -> int:
+        """How many stored events the event store holds (it stays bounded, ADR-0008)."""
         ...
 
     def read_model(self) -> ReadModel:

@@ -17,6 +17,7 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict
 
+from sessionwatch.adapters.archive import JsonlArchive
 from sessionwatch.adapters.clock import SystemClock
 from sessionwatch.adapters.memory_store import MemorySignalStore
 from sessionwatch.adapters.sqlite_store import SqliteSignalStore
@@ -27,6 +28,7 @@ from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSessi
 from sessionwatch.domain.keys import SessionIdentity, check_key, is_subagent_key, resolve_identity
 from sessionwatch.domain.ports import Clock, Waker
 from sessionwatch.domain.recording import SignalDraft, check_signal
+from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.session import (
     DeleteSession,
     ResetSession,
@@ -40,6 +42,7 @@ from sessionwatch.domain.signals import (
     SignalKind,
     check_optional_text,
     check_text,
+    from_epoch_ms,
     human_message_summary,
     to_epoch_ms,
 )
@@ -55,6 +58,7 @@ from sessionwatch.domain.watch_cursor import (
 from sessionwatch.projections.models import (
     Cursor,
     Notice,
+    PruneReport,
     SessionEntry,
     SessionRow,
     SessionStatus,
@@ -117,10 +121,21 @@ def _wakes(states: Iterable[CursorState | MaterialSignalSeen]) -> list[Wake]:
 class SessionWatch:
     """Session state awareness over one store. Thread-safe; close it (or use `with`) when done."""
 
-    def __init__(self, store: SignalStore, *, clock: Clock | None = None, waker: Waker | None = None) -> None:
+    def __init__(
+        self,
+        store: SignalStore,
+        *,
+        clock: Clock | None = None,
+        waker: Waker | None = None,
+        retention: Retention | None = None,
+    ) -> None:
         self._store = store
         self._clock: Clock = clock or SystemClock()
         self._waker = waker
+        self._retention = retention or Retention()
+        self._archive = JsonlArchive(self._retention.archive) if self._retention.archive else None
+        # The hourly throttle counts from the last prune, or from opening a store never pruned.
+        self._last_prune_ms = store.last_prune_ms() or self._now_ms()
         self.startup_sweep: SweepReport | None = None
         """What the sweep run by `open()` did (None when `sweep_on_open=False`)."""
 
@@ -137,6 +152,11 @@ class SessionWatch:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+    @property
+    def retention(self) -> Retention:
+        """The retention policy in force (SPEC §8)."""
+        return self._retention
 
     @property
     def store(self) -> SignalStore:
@@ -281,6 +301,7 @@ class SessionWatch:
                 recorded.append(event)
                 wakes.extend(_wakes(f for f in facts if isinstance(f, MaterialSignalSeen)))
         self._publish(wakes)
+        self._prune_if_due()
         return [Signal.from_event(event) for event in recorded]
 
     def _commit(
@@ -290,6 +311,7 @@ class SessionWatch:
         with self._store.write() as tx:
             event, facts = decide(tx)
         self._publish(_wakes(f for f in facts if isinstance(f, MaterialSignalSeen)))
+        self._prune_if_due()
         return Signal.from_event(event)
 
     def _draft(self, item: SignalInput) -> SignalDraft:
@@ -402,6 +424,7 @@ class SessionWatch:
                 event, facts = self._record_in(tx, draft, spawn_edge=True)
                 wakes = _wakes(f for f in facts if isinstance(f, MaterialSignalSeen))
             self._publish(wakes)
+            self._prune_if_due()
             return Signal.from_event(event)
 
         return self._best_effort(key, kind, attempt)
@@ -672,7 +695,47 @@ class SessionWatch:
             republished=len(republished),
             woken=tuple(dict.fromkeys(woken)),
             skipped_missing_watchers=skipped,
+            prune=self.prune(force=True),
         )
+
+    # -------------------------------------------------------------------------------- retention
+
+    def prune(self, *, force: bool = True) -> PruneReport:
+        """Prune history to the retention window and cap (SPEC §8), in one transaction.
+
+        Signals older than `retention.days` go, then all but the newest `retention.max_signals`
+        globally; each affected session's watermark is stamped first and no head is lowered;
+        cursors not updated within the window expire; the event store drops what a replay no
+        longer needs (ADR-0008). Without `force`, it runs only when the last prune is older than
+        `retention.prune_interval` (an hour).
+        """
+        now_ms = self._now_ms()
+        if not force and now_ms - self._last_prune_ms < self._retention.interval_ms:
+            return PruneReport(ran=False, at=from_epoch_ms(now_ms))
+        with self._store.write() as tx:
+            counts = tx.prune(now_ms, self._retention, self._archive)
+        self._last_prune_ms = now_ms
+        cutoffs = counts.cutoffs
+        return PruneReport(
+            ran=True,
+            at=from_epoch_ms(now_ms),
+            occurred_before=from_epoch_ms(cutoffs.occurred_before_ms),
+            through_sequence=cutoffs.through_sequence,
+            signals_removed=counts.signals_removed,
+            sessions_stamped=counts.sessions_stamped,
+            cursors_expired=counts.cursors_expired,
+            events_deleted=counts.events_deleted,
+            archived=counts.archived,
+        )
+
+    def _prune_if_due(self) -> None:
+        """After a record: prune when the interval has passed; a failure never fails the record."""
+        if self._now_ms() - self._last_prune_ms < self._retention.interval_ms:
+            return
+        try:
+            self.prune(force=False)
+        except Exception as exc:  # noqa: BLE001 - the record is committed; pruning retries next time
+            logger.warning("sessionwatch: prune failed (error=%s)", type(exc).__name__)
 
     # -------------------------------------------------------------------------- reconciliation
 
@@ -742,12 +805,18 @@ def open_watch(
     waker: Waker | None = None,
     synchronous: Literal["normal", "full"] | None = None,
     sweep_on_open: bool = True,
+    retention: Retention | None = None,
 ) -> SessionWatch:
     """Open sessionwatch on the store `url` names (`None`: `$SESSIONWATCH_URL` or `./sessionwatch.db`).
 
-    The restart sweep (SPEC §6.5) runs once unless `sweep_on_open=False`.
+    The restart sweep (SPEC §6.5) and its forced prune run once unless `sweep_on_open=False`.
     """
-    watch = SessionWatch(open_store(url, synchronous=synchronous), clock=clock, waker=waker)
+    store = open_store(url, synchronous=synchronous)
+    try:
+        watch = SessionWatch(store, clock=clock, waker=waker, retention=retention)
+    except BaseException:
+        store.close()
+        raise
     if sweep_on_open:
         try:
             watch.startup_sweep = watch.sweep()

@@ -1,10 +1,11 @@
-"""Every stored event type of the core: the Session stream's and the WatchCursor streams'."""
+"""Every stored event type of the core: Session streams, WatchCursor streams and the store's prunes."""
 
 from __future__ import annotations
 
 from typing import TypeAlias
 
+from sessionwatch.domain.retention import SignalsPruned
 from sessionwatch.domain.session import SessionEvent
 from sessionwatch.domain.watch_cursor import CursorEvent
 
-DomainEvent: TypeAlias = SessionEvent | CursorEvent
+DomainEvent: TypeAlias = SessionEvent | CursorEvent | SignalsPruned

@@ -296,6 +296,36 @@ class Notice(BaseModel):
         }
 
 
+class PruneReport(BaseModel):
+    """What a prune did (SPEC §8); `ran` is False when the hourly throttle skipped it."""
+
+    model_config = _FROZEN
+
+    ran: bool
+    at: datetime
+    occurred_before: datetime | None = None
+    through_sequence: int = 0
+    signals_removed: int = 0
+    sessions_stamped: int = 0
+    cursors_expired: int = 0
+    events_deleted: int = 0
+    archived: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """CamelCase summary, times in epoch ms."""
+        return {
+            "ran": self.ran,
+            "at": to_epoch_ms(self.at),
+            "occurredBefore": to_epoch_ms(self.occurred_before) if self.occurred_before else None,
+            "throughSequence": self.through_sequence,
+            "signalsRemoved": self.signals_removed,
+            "sessionsStamped": self.sessions_stamped,
+            "cursorsExpired": self.cursors_expired,
+            "eventsDeleted": self.events_deleted,
+            "archived": self.archived,
+        }
+
+
 class SweepReport(BaseModel):
     """What a restart sweep did (SPEC §6.5): notices re-frozen and watchers woken."""
 
@@ -305,10 +335,12 @@ class SweepReport(BaseModel):
     republished: int  # open notices of existing watchers, each re-published (refrozen or not)
     woken: tuple[str, ...]
     skipped_missing_watchers: int
+    prune: PruneReport | None = None  # the forced prune that follows the sweep (SPEC §6.5)
 
     def to_json(self) -> dict[str, Any]:
         """CamelCase summary."""
         return {
+            "prune": self.prune.to_json() if self.prune is not None else None,
             "refrozen": self.refrozen,
             "republished": self.republished,
             "woken": list(self.woken),

@@ -13,6 +13,7 @@ from typing import TypeAlias, TypeVar, assert_never
 from sessionwatch.domain import session, watch_cursor
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
+from sessionwatch.domain.retention import SignalsPruned
 from sessionwatch.domain.session import (
     SessionDeleted,
     SessionEvent,
@@ -129,6 +130,8 @@ def evolve_read_model(model: ReadModel, event: DomainEvent) -> ReadModel:
         case SessionUpserted() | SignalRecorded() | SessionReset() | SessionDeleted():
             cursors = apply_cursor_facts(model.cursors, implied_facts(model, event))
             return replace(_evolve_session_views(model, event), cursors=cursors)
+        case SignalsPruned():
+            return evolve_pruned(model, event)
         case _:
             assert_never(event)
 
@@ -159,6 +162,34 @@ def _evolve_session_views(model: ReadModel, event: SessionEvent) -> ReadModel:
             )
         case _:
             assert_never(event)
+
+
+def evolve_pruned(model: ReadModel, event: SignalsPruned) -> ReadModel:
+    """Replay a prune: apply its cut-offs to the log; restart sessions and cursors from its checkpoint.
+
+    The events that built those sessions and cursors may have been deleted since (ADR-0008).
+    """
+    signals = {
+        identity: kept
+        for identity, log in model.signals.items()
+        if (kept := tuple(s for s in log if not event.cutoffs.removes(s)))
+    }
+    dedupe = {
+        s.dedupe_key: (identity, s.sequence)
+        for identity, log in signals.items()
+        for s in log
+        if s.dedupe_key is not None
+    }
+    cursors: dict[SessionIdentity, dict[str, CursorState]] = {}
+    for cursor in event.cursors:
+        cursors.setdefault(cursor.key.target, {})[cursor.watcher] = cursor
+    return replace(
+        model,
+        sessions={s.identity: s for s in event.sessions},
+        signals=signals,
+        dedupe=dedupe,
+        cursors=cursors,
+    )
 
 
 def fold(events: Iterable[DomainEvent], model: ReadModel | None = None) -> ReadModel:

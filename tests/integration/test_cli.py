@@ -658,12 +658,16 @@ def test_sweep_json_is_the_sweep_report(
     assert seeded
     outcome = cli(capsys, "sweep", "--json", "--db", url)
 
-    assert json.loads(outcome.out) == {
+    report = json.loads(outcome.out)
+    prune = report.pop("prune")
+    assert report == {
         "refrozen": 1,
         "republished": 1,
         "woken": [MANAGER],
         "skippedMissingWatchers": 0,
     }
+    assert prune["ran"] is True  # the sweep's forced prune (SPEC §6.5)
+    assert prune["signalsRemoved"] == 0
 
 
 def test_sweep_never_reopens_an_acknowledged_cursor(

@@ -15,6 +15,7 @@ from helpers import FakeClock
 
 import sessionwatch
 from sessionwatch import Actor, SessionWatch, SignalKind
+from sessionwatch.domain.watch_cursor import NoticeRefrozen
 
 MANAGER = "agent:main:main"
 CHILD = "agent:main:subagent:child"
@@ -191,13 +192,16 @@ def test_sweep_never_reopens_an_acknowledged_cursor_across_a_restart(url: str, c
         assert watch.record_run_terminal(child_key=CHILD, run_id="run-1", requester_key=MANAGER, outcome="ok")
         assert len(watch.drain(MANAGER)) == 1
         assert lnm(watch, MANAGER, CHILD) == (s + 1, s + 1, s + 1)
-        events = event_count(watch)
+        before = watch.store.read_model()
     waker = FakeWaker()
     with sessionwatch.open(url, clock=clock, waker=waker) as watch:
+        assert watch.startup_sweep is not None
+        assert (watch.startup_sweep.refrozen, watch.startup_sweep.republished) == (0, 0)
         assert lnm(watch, MANAGER, CHILD) == (s + 1, s + 1, s + 1)
         assert watch.pending_notices(MANAGER) == []
         assert waker.calls == []
-        assert event_count(watch) == events
+        assert watch.store.read_model() == before
+        assert not any(isinstance(e, NoticeRefrozen) for e in watch.store.replay())
 
 
 def test_sweep_on_open_false_does_not_sweep(url: str, clock: FakeClock) -> None:

@@ -44,6 +44,7 @@ def test_every_stored_name_is_explicit_and_versioned() -> None:
         "cursor.notice_acknowledged.v1",
         "cursor.notice_refrozen.v1",
         "cursor.watch_removed.v1",
+        "store.pruned.v1",
     }
     for name in EVENT_TYPES:
         assert re.fullmatch(r"[a-z_]+\.[a-z_]+\.v\d+", name)

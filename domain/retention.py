@@ -1,0 +1,97 @@
+"""Retention (SPEC §8): how long and how much history is kept, and the prune as a stored fact.
+
+A prune removes signals older than the age cut-off, then all but the newest `max_signals` globally,
+then cursors not updated within the window. Heads never go down; each session's prune watermark
+rises to the highest sequence of its own that was removed. The stored `SignalsPruned` event carries
+the cut-offs and the state of every session and cursor after the prune, so the events before it can
+be deleted from the event store and a replay still rebuilds every read model (ADR-0008).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import timedelta
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sessionwatch.domain.messages import Event
+from sessionwatch.domain.session import SessionState, SignalRecorded
+from sessionwatch.domain.watch_cursor import CursorState
+
+DAY_MS = 86_400_000
+
+
+class Retention(BaseModel):
+    """How much history is kept (SPEC §8); `archive` appends every pruned signal to a JSON Lines file."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    days: float = Field(default=30, gt=0)
+    max_signals: int = Field(default=50_000, ge=1)
+    archive: str | None = None
+    prune_interval: timedelta = Field(default=timedelta(hours=1), ge=timedelta(0))
+
+    @property
+    def window_ms(self) -> int:
+        """The age window in milliseconds."""
+        return int(self.days * DAY_MS)
+
+    @property
+    def interval_ms(self) -> int:
+        """The minimum time between two prunes run after records."""
+        return self.prune_interval // timedelta(milliseconds=1)
+
+
+class PruneCutoffs(BaseModel):
+    """What one prune removes.
+
+    Signals older than `occurred_before_ms` (display time, as SPEC §8 says), then signals with
+    `sequence <= through_sequence` (the global cap), and cursors last updated before
+    `cursors_updated_before_ms` (the local clock).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    at_ms: int
+    occurred_before_ms: int
+    through_sequence: int
+    cursors_updated_before_ms: int
+
+    def removes(self, signal: SignalRecorded) -> bool:
+        """Whether this prune removes `signal`."""
+        return signal.occurred_at_ms < self.occurred_before_ms or signal.sequence <= self.through_sequence
+
+    def expires(self, cursor: CursorState) -> bool:
+        """Whether this prune removes `cursor`."""
+        return cursor.updated_at_ms < self.cursors_updated_before_ms
+
+
+class SignalsPruned(Event):
+    """A prune ran; the store's history before it may be deleted (ADR-0008).
+
+    `sessions` and `cursors` are every session and cursor after the prune: the checkpoint a replay
+    restarts from once the events before this one are gone.
+    """
+
+    type: Literal["store.pruned.v1"] = "store.pruned.v1"
+    cutoffs: PruneCutoffs
+    sessions: tuple[SessionState, ...]
+    cursors: tuple[CursorState, ...]
+
+
+def cap_through_sequence(newest_first: Iterable[int], max_signals: int) -> int:
+    """The highest sequence the global cap removes (0 for none): all but the newest `max_signals`."""
+    for rank, sequence in enumerate(newest_first):
+        if rank == max_signals:
+            return sequence
+    return 0
+
+
+def stamp(state: SessionState, removed_through: int) -> SessionState:
+    """Raise the prune watermark to the highest removed sequence; the head never goes down."""
+    if removed_through <= state.pruned_through:
+        return state
+    return state.model_copy(
+        update={"pruned_through": removed_through, "head": max(state.head, removed_through)}
+    )
