@@ -301,7 +301,8 @@ def _spawns_and_turns(story: _Story) -> tuple[Json, ...]:
     woken = len(story.heartbeat.take())
     notices = [n for n in watch.pending_notices(MANAGER) if n.target == story.researcher]
     say(
-        f"{MANAGER} was woken {woken} times but holds exactly {len(notices)} notice for it, "
+        f"{MANAGER} was woken {woken} time{'s' if woken != 1 else ''} (a wake only opens a notice) and "
+        f"holds exactly {len(notices)} notice for it, "
         f"cursor {story.cursor(story.researcher)}:"
     )
     return story.show(notices)

@@ -20,7 +20,7 @@ from sessionwatch.domain.session import SessionDeleted, SessionReset, SessionUps
 from sessionwatch.domain.watch_cursor import (
     CursorKey,
     NoticeAcknowledged,
-    NoticeRefrozen,
+    NoticesSwept,
     WatchRegistered,
     WatchRemoved,
 )
@@ -37,8 +37,8 @@ EVENT_TYPES: Final[dict[str, type[DomainEvent]]] = {
         SessionDeleted,
         WatchRegistered,
         NoticeAcknowledged,
-        NoticeRefrozen,
         WatchRemoved,
+        NoticesSwept,
         SignalsPruned,
     )
 }
@@ -49,13 +49,13 @@ class UnknownStoredEvent(LookupError):  # noqa: N818 - reads as the condition it
     """A stored event carries a name this version does not know (and no upcaster maps)."""
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=65536)
 def session_stream_id(identity: SessionIdentity) -> UUID:
     """The Session stream's id: a UUIDv5 of the identity, the same in every store."""
     return uuid5(STREAM_NAMESPACE, f"session\x1f{identity.agent_id}\x1f{identity.session_key}")
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=65536)
 def cursor_stream_id(key: CursorKey) -> UUID:
     """The WatchCursor stream's id: a UUIDv5 of the watcher and the target identity."""
     return uuid5(STREAM_NAMESPACE, f"cursor\x1f{key.watcher}\x1f{key.target_agent_id}\x1f{key.target_key}")

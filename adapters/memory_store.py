@@ -25,19 +25,26 @@ from sessionwatch.adapters.mapper import (
     session_stream_id,
     to_stored,
 )
-from sessionwatch.adapters.store import PruneCounts
+from sessionwatch.adapters.store import PruneCounts, SweepCounts
 from sessionwatch.domain import session
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
-from sessionwatch.domain.retention import Retention, SignalsPruned
+from sessionwatch.domain.retention import Retention, SignalsPruned, compaction_due
 from sessionwatch.domain.session import SessionEvent, SessionState, SignalRecorded
-from sessionwatch.domain.watch_cursor import CursorEvent, CursorFact, CursorKey, CursorState
+from sessionwatch.domain.watch_cursor import (
+    CursorEvent,
+    CursorKey,
+    CursorState,
+    MaterialSignalSeen,
+    NoticesSwept,
+)
 from sessionwatch.projections.models import SessionStatus, StateChange
 from sessionwatch.projections.read_model import (
     ReadModel,
     apply_cursor_facts,
     evolve_read_model,
     implied_facts,
+    plan_sweep,
 )
 from sessionwatch.projections.retention import plan_prune, prune
 from sessionwatch.projections.status import build_status, page_after
@@ -181,23 +188,32 @@ class _MemoryWrite:
             self.signal_at[len(self.stored)] = event.sequence
         self.stored.append(to_stored(stream, version, event))
 
-    def append(self, identity: SessionIdentity, events: Sequence[SessionEvent]) -> list[CursorFact]:
+    def append(self, identity: SessionIdentity, events: Sequence[SessionEvent]) -> list[MaterialSignalSeen]:
         stream = session_stream_id(identity)
-        facts: list[CursorFact] = []
+        opened: list[MaterialSignalSeen] = []
         for event in events:
             self._store_event(stream, event)
-            facts.extend(implied_facts(self.model, event))
+            opened.extend(
+                f
+                for f in implied_facts(self.model, event)
+                if isinstance(f, MaterialSignalSeen) and f.notified == f.sequence
+            )
             self.model = evolve_read_model(self.model, event)
-        return facts
+        return opened
+
+    def sweep(self, at_ms: int) -> SweepCounts:
+        plan = plan_sweep(self.model, at_ms)
+        if plan.facts:
+            event = NoticesSwept(at_ms=at_ms)
+            self._store_event(STORE_STREAM_ID, event)
+            self.model = evolve_read_model(self.model, event)
+        return SweepCounts(tuple(c.key for c in plan.republished), len(plan.facts), plan.skipped)
 
     def cursor(self, key: CursorKey) -> CursorState | None:
         return self.model.cursor(key)
 
     def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
         return _cursors_of(self.model, watcher, pending_only=pending_only)
-
-    def open_cursors(self) -> list[CursorState]:
-        return [c for c in self.model.all_cursors() if c.material > c.last_seen]
 
     def has_cursor_on(self, identity: SessionIdentity) -> bool:
         return bool(self.model.cursors.get(identity))
@@ -236,8 +252,10 @@ class _MemoryWrite:
         )
         replaceable = sum(1 for _, s in stored if s.topic != SignalsPruned.model_fields["type"].default)
         replaceable -= kept_signals
-        if not (counts.signals_removed or counts.cursors_expired or replaceable):
-            return counts  # nothing changed and nothing to compact: a prune that writes no event
+        cursors = sum(len(by) for by in self.model.cursors.values())
+        due = compaction_due(replaceable, len(self.model.sessions), cursors)
+        if not (counts.signals_removed or counts.cursors_expired or due):
+            return counts  # nothing changed and too little to compact: a prune that writes no event
         self.checkpoint_at = len(self.stored)
         self._store_event(STORE_STREAM_ID, outcome.event)
         return replace(counts, events_deleted=len(stored) - kept_signals)
@@ -306,6 +324,7 @@ class MemorySignalStore:
                 retained = {s.sequence for log in tx.model.signals.values() for s in log}
                 self.signal_ids = {q: nid for q, nid in self.signal_ids.items() if q in retained}
                 self.recorder.delete_before(ids[tx.checkpoint_at], keep=set(self.signal_ids.values()))
+            if tx.pruned_at_ms is not None:
                 self._last_prune_ms = tx.pruned_at_ms
             self._versions.update(tx.versions)
             self.model = tx.model

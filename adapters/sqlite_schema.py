@@ -11,6 +11,7 @@ import sqlite3
 
 import orjson
 
+from sessionwatch.domain.keys import agent_id_of
 from sessionwatch.domain.session import SessionState, SignalRecorded
 from sessionwatch.domain.signals import PUBLIC_PAYLOAD_KEYS, Payload, from_epoch_ms
 from sessionwatch.domain.watch_cursor import CursorState
@@ -32,6 +33,12 @@ SCHEMA = (
         " UNIQUE (originator_id, originator_version))"
     ),
     "CREATE TABLE IF NOT EXISTS sw_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID",
+    # The newest version of every stream whose version no read-model row carries (cursor streams,
+    # the store stream, deleted sessions): a compacted stream never reuses a (stream, version).
+    (
+        "CREATE TABLE IF NOT EXISTS sw_streams"
+        " (stream_id TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID"
+    ),
     "INSERT OR IGNORE INTO sw_meta (name, value) VALUES ('sequence', 0)",
     f"INSERT OR IGNORE INTO sw_meta (name, value) VALUES ('schema_version', {SCHEMA_VERSION})",
     (
@@ -68,18 +75,22 @@ SCHEMA = (
     ),
     "CREATE INDEX IF NOT EXISTS sw_signals_by_session ON sw_signals (session_key, agent_id, sequence)",
     "CREATE INDEX IF NOT EXISTS sw_signals_by_age ON sw_signals (occurred_at_ms)",
+    # A rowid table with the pair as a unique key: a material update rewrites N, M and updated_at of
+    # many rows at once, which is cheaper here than re-seeking WITHOUT ROWID text keys, and the
+    # watcher index holds no column the update changes.
     (
         "CREATE TABLE IF NOT EXISTS sw_cursors ("
         " target_key TEXT NOT NULL,"
         " target_agent_id TEXT NOT NULL,"
         " watcher TEXT NOT NULL,"
+        " watcher_agent_id TEXT NOT NULL,"  # the watcher session's identity, for the sweep's join
         " last_seen INTEGER NOT NULL,"
         " notified INTEGER NOT NULL,"
         " material INTEGER NOT NULL,"
         " updated_at_ms INTEGER NOT NULL,"
-        " PRIMARY KEY (target_key, target_agent_id, watcher)) WITHOUT ROWID"
+        " UNIQUE (target_key, target_agent_id, watcher))"
     ),
-    "CREATE INDEX IF NOT EXISTS sw_cursors_by_watcher ON sw_cursors (watcher, notified, last_seen)",
+    "CREATE INDEX IF NOT EXISTS sw_cursors_by_watcher ON sw_cursors (watcher)",
     (
         "CREATE VIEW IF NOT EXISTS sw_pending_notices AS"
         " SELECT watcher, target_key, target_agent_id, last_seen FROM sw_cursors WHERE notified > last_seen"
@@ -120,7 +131,7 @@ SELECT_CURSOR = (
     f"SELECT {CURSOR_COLUMNS} FROM sw_cursors WHERE target_key=? AND target_agent_id=? AND watcher=?"
 )
 UPSERT_CURSOR = (
-    f"INSERT INTO sw_cursors ({CURSOR_COLUMNS}) VALUES (?,?,?,?,?,?,?)"
+    f"INSERT INTO sw_cursors ({CURSOR_COLUMNS}, watcher_agent_id) VALUES (?,?,?,?,?,?,?,?)"
     " ON CONFLICT (target_key, target_agent_id, watcher) DO UPDATE SET last_seen=excluded.last_seen,"
     " notified=excluded.notified, material=excluded.material, updated_at_ms=excluded.updated_at_ms"
 )
@@ -134,8 +145,24 @@ MATERIAL_UPDATE = (
     " RETURNING watcher, last_seen, notified"
 )
 INSERT_NEW_CURSOR = (
-    f"INSERT INTO sw_cursors ({CURSOR_COLUMNS}) VALUES (?,?,?,0,?,?,?)"
+    f"INSERT INTO sw_cursors ({CURSOR_COLUMNS}, watcher_agent_id) VALUES (?,?,?,0,?,?,?,?)"
     " ON CONFLICT (target_key, target_agent_id, watcher) DO NOTHING"
+)
+# The restart sweep (SPEC §6.5) over cursors whose watcher session exists (upserted, not deleted).
+_WATCHER_EXISTS = (
+    "EXISTS (SELECT 1 FROM sw_sessions AS s WHERE s.session_key = sw_cursors.watcher"
+    " AND s.agent_id = sw_cursors.watcher_agent_id AND s.registered = 1)"
+)
+_OPEN = "material > last_seen"
+SELECT_REPUBLISHED = (
+    "SELECT watcher, target_key, target_agent_id FROM sw_cursors"
+    f" WHERE {_OPEN} AND {_WATCHER_EXISTS} ORDER BY watcher, target_key, target_agent_id"
+)
+COUNT_OPEN = "SELECT COUNT(*) FROM sw_cursors WHERE material > last_seen"
+# N := M, updated_at := now; a cursor already frozen at M and stamped now is left alone (as `derive`).
+REFREEZE = (
+    "UPDATE sw_cursors SET notified = material, updated_at_ms = :now"
+    f" WHERE {_OPEN} AND NOT (notified = material AND updated_at_ms = :now) AND {_WATCHER_EXISTS}"
 )
 
 
@@ -162,13 +189,24 @@ STAMP_WATERMARKS = (
 DELETE_REMOVED = f"DELETE FROM sw_signals WHERE {_REMOVED}"
 # Stored events a new checkpoint would let a prune delete: all but retained signals and checkpoints.
 COUNT_REPLACEABLE_EVENTS = (
-    f"SELECT COUNT(*) FROM {EVENTS_TABLE} WHERE topic != 'store.pruned.v1'"
-    " AND notification_id NOT IN (SELECT notification_id FROM sw_signals)"
+    f"SELECT (SELECT COUNT(*) FROM {EVENTS_TABLE} WHERE topic != 'store.pruned.v1'"
+    " AND notification_id NOT IN (SELECT notification_id FROM sw_signals)),"
+    " (SELECT COUNT(*) FROM sw_sessions), (SELECT COUNT(*) FROM sw_cursors)"
 )
 # Everything before the prune's checkpoint except the retained signals' own events (ADR-0008).
 TRUNCATE_EVENTS = (
     f"DELETE FROM {EVENTS_TABLE} WHERE notification_id < ?"
     " AND notification_id NOT IN (SELECT notification_id FROM sw_signals)"
+)
+
+
+UPSERT_STREAM = (
+    "INSERT INTO sw_streams (stream_id, version) VALUES (?, ?)"
+    " ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version"
+)
+SELECT_STREAM_VERSION = (
+    "SELECT MAX(COALESCE((SELECT version FROM sw_streams WHERE stream_id = :s), 0),"
+    f" COALESCE((SELECT MAX(originator_version) FROM {EVENTS_TABLE} WHERE originator_id = :s), 0))"
 )
 
 
@@ -279,7 +317,7 @@ def cursor_state(row: sqlite3.Row) -> CursorState:
 
 
 def cursor_params(state: CursorState) -> tuple[object, ...]:
-    """The `sw_cursors` row of a cursor."""
+    """The `sw_cursors` row of a cursor (with its watcher's agent id)."""
     return (
         state.watcher,
         state.target_key,
@@ -288,4 +326,5 @@ def cursor_params(state: CursorState) -> tuple[object, ...]:
         state.notified,
         state.material,
         state.updated_at_ms,
+        agent_id_of(state.watcher),
     )

@@ -28,26 +28,26 @@ from eventsourcing.sqlite import (
 from sessionwatch.adapters import sqlite_schema as sql
 from sessionwatch.adapters.archive import JsonlArchive
 from sessionwatch.adapters.mapper import STORE_STREAM_ID, cursor_stream_id, decode, encode, session_stream_id
-from sessionwatch.adapters.store import PruneCounts, StoreError
+from sessionwatch.adapters.store import PruneCounts, StoreError, SweepCounts
 from sessionwatch.domain import session, watch_cursor
 from sessionwatch.domain.events import DomainEvent
-from sessionwatch.domain.keys import SessionIdentity
-from sessionwatch.domain.retention import PruneCutoffs, Retention, SignalsPruned
+from sessionwatch.domain.keys import SessionIdentity, agent_id_of
+from sessionwatch.domain.retention import PruneCutoffs, Retention, SignalsPruned, compaction_due
 from sessionwatch.domain.session import (
     SessionDeleted,
     SessionEvent,
     SessionReset,
     SessionState,
+    SessionUpserted,
     SignalRecorded,
 )
 from sessionwatch.domain.signals import NOTIFYING_KINDS
 from sessionwatch.domain.watch_cursor import (
-    CursorDropped,
     CursorEvent,
-    CursorFact,
     CursorKey,
     CursorState,
     MaterialSignalSeen,
+    NoticesSwept,
 )
 from sessionwatch.projections.models import SessionStatus
 from sessionwatch.projections.read_model import ReadModel
@@ -199,99 +199,98 @@ class _SqliteWrite:
         """Insert one stored event; return its stream version and notification id."""
         version = self._versions.get(stream)
         if version is None:
-            self._c.execute(
-                f"SELECT MAX(originator_version) FROM {sql.EVENTS_TABLE} WHERE originator_id=?", (stream.hex,)
-            )
-            version = self._c.fetchone()[0] or 0
+            self._c.execute(sql.SELECT_STREAM_VERSION, {"s": stream.hex})
+            version = int(self._c.fetchone()[0])
         version += 1
         self._c.execute(sql.INSERT_EVENT, (stream.hex, version, event.type, encode(event)))
         self._versions[stream] = version
+        if not isinstance(event, SessionUpserted | SignalRecorded | SessionReset | SessionDeleted):
+            # cursor and store streams: no read-model row carries their version (sw_sessions does)
+            self._c.execute(sql.UPSERT_STREAM, (stream.hex, version))
         return version, int(self._c.lastrowid or 0)
 
-    def append(self, identity: SessionIdentity, events: Sequence[SessionEvent]) -> list[CursorFact]:
+    def append(self, identity: SessionIdentity, events: Sequence[SessionEvent]) -> list[MaterialSignalSeen]:
         stream = session_stream_id(identity)
         state = self.session(identity)
-        facts: list[CursorFact] = []
+        opened: list[MaterialSignalSeen] = []
         for event in events:
             version, notification_id = self._store_event(stream, event)
-            facts.extend(self._apply_implied(identity, event))
+            opened.extend(self._apply_implied(identity, event))
             state = session.evolve(state, event)
             if isinstance(event, SignalRecorded):
                 self._c.execute(sql.INSERT_SIGNAL, sql.signal_params(event, notification_id))
             if isinstance(event, SessionDeleted):
                 self._c.execute("DELETE FROM sw_signals WHERE session_key=? AND agent_id=?", identity)
+                self._c.execute(sql.UPSERT_STREAM, (stream.hex, version))  # the row goes; its version stays
             if state.known:
                 self._c.execute(sql.UPSERT_SESSION, sql.session_params(state, version))
             else:  # deleted, or reset while known only by its cursors: not listed (as the fold)
                 self._c.execute("DELETE FROM sw_sessions WHERE session_key=? AND agent_id=?", identity)
         self._states[identity] = state
-        return facts
+        return opened
 
-    def _apply_implied(self, identity: SessionIdentity, event: SessionEvent) -> list[CursorFact]:
-        """The SQL form of `read_model.implied_facts` (the contract suite keeps them equal)."""
+    def _apply_implied(self, identity: SessionIdentity, event: SessionEvent) -> list[MaterialSignalSeen]:
+        """The SQL form of `read_model.implied_facts` (the contract suite keeps them equal).
+
+        Returns the notices the event opened (what the shell wakes watchers for).
+        """
         match event:
             case SignalRecorded() if event.kind in NOTIFYING_KINDS:
                 return self._material_update(event)
-            case SignalRecorded():
-                commands = watch_cursor.react(
-                    event, {}, at_ms=event.recorded_at_ms
-                )  # seeding needs no cursors
-                facts: list[CursorFact] = [
-                    f for command in commands for f in watch_cursor.derive(command, None)
-                ]
-                for fact in facts:
-                    seeded = watch_cursor.evolve(None, fact)
-                    if seeded is not None:
-                        self._c.execute(sql.UPSERT_CURSOR, sql.cursor_params(seeded))
-                return facts
+            case SignalRecorded():  # seeding (SPEC §5.1) needs no cursor state: it overwrites
+                for command in watch_cursor.react(event, {}, at_ms=event.recorded_at_ms):
+                    for fact in watch_cursor.derive(command, None):
+                        seeded = watch_cursor.evolve(None, fact)
+                        if seeded is not None:
+                            self._c.execute(sql.UPSERT_CURSOR, sql.cursor_params(seeded))
+                return []
             case SessionReset() | SessionDeleted():
-                return self._drop_cursors(identity, deleted=isinstance(event, SessionDeleted))
+                self._drop_cursors(identity, deleted=isinstance(event, SessionDeleted))
+                return []
             case _:
                 return []
 
-    def _material_update(self, signal: SignalRecorded) -> list[CursorFact]:
-        target = {
-            "target_key": signal.session_key,
-            "target_agent_id": signal.agent_id,
-            "at_ms": signal.recorded_at_ms,
-        }
-        self._c.execute(
-            sql.MATERIAL_UPDATE,
-            {
-                "e": signal.sequence,
-                "now": signal.recorded_at_ms,
-                "key": signal.session_key,
-                "agent": signal.agent_id,
-                "actor": signal.actor_id,
-            },
-        )
-        facts: list[CursorFact] = [
-            MaterialSignalSeen(watcher=w, **target, sequence=signal.sequence, notified=n, last_seen=last)
-            for w, last, n in self._c.fetchall()
-        ]
-        updated = {fact.watcher for fact in facts}
-        for watcher in watch_cursor.notified_watchers(signal, signal.watchers, ()):
-            if watcher in updated:
-                continue
-            self._c.execute(
-                sql.INSERT_NEW_CURSOR,
-                (
-                    watcher,
-                    signal.session_key,
-                    signal.agent_id,
-                    signal.sequence,
-                    signal.sequence,
-                    signal.recorded_at_ms,
-                ),
-            )
-            facts.append(
-                MaterialSignalSeen(
-                    watcher=watcher, **target, sequence=signal.sequence, notified=signal.sequence, last_seen=0
-                )
-            )
-        return facts
+    def _material_update(self, signal: SignalRecorded) -> list[MaterialSignalSeen]:
+        """SPEC §6.1 for every holder but the actor in one statement, like the peer's.
 
-    def _drop_cursors(self, identity: SessionIdentity, *, deleted: bool) -> list[CursorFact]:
+        Then a `(0, e, e)` cursor for each producer watcher without one. Returns the notices this
+        opened (`N` moved to `e`).
+        """
+        e = signal.sequence
+        params = {"e": e, "now": signal.recorded_at_ms, "key": signal.session_key, "agent": signal.agent_id}
+        self._c.execute(sql.MATERIAL_UPDATE, {**params, "actor": signal.actor_id})
+        rows = self._c.fetchall()
+        updated = {watcher for watcher, _, _ in rows}
+        opened = [(watcher, last) for watcher, last, notified in rows if notified == e]
+        for watcher in watch_cursor.notified_watchers(signal, signal.watchers, ()):
+            if watcher not in updated:
+                self._c.execute(
+                    sql.INSERT_NEW_CURSOR,
+                    (
+                        watcher,
+                        signal.session_key,
+                        signal.agent_id,
+                        e,
+                        e,
+                        signal.recorded_at_ms,
+                        agent_id_of(watcher),
+                    ),
+                )
+                opened.append((watcher, 0))
+        return [
+            MaterialSignalSeen(
+                watcher=watcher,
+                target_key=signal.session_key,
+                target_agent_id=signal.agent_id,
+                at_ms=signal.recorded_at_ms,
+                sequence=e,
+                notified=e,
+                last_seen=last,
+            )
+            for watcher, last in opened
+        ]
+
+    def _drop_cursors(self, identity: SessionIdentity, *, deleted: bool) -> None:
         clauses = []
         params: list[str] = []
         if watch_cursor.watcher_identity(identity.session_key) == identity:
@@ -300,33 +299,30 @@ class _SqliteWrite:
         if deleted:
             clauses.append("(target_key = ? AND target_agent_id = ?)")
             params.extend(identity)
-        if not clauses:
-            return []
-        self._c.execute(
-            f"DELETE FROM sw_cursors WHERE {' OR '.join(clauses)}"
-            " RETURNING watcher, target_key, target_agent_id",
-            params,
-        )
-        keys = sorted(CursorKey(*row) for row in self._c.fetchall())
-        return [
-            CursorDropped(
-                watcher=k.watcher, target_key=k.target_key, target_agent_id=k.target_agent_id, at_ms=0
-            )
-            for k in keys
-        ]
+        if clauses:
+            self._c.execute(f"DELETE FROM sw_cursors WHERE {' OR '.join(clauses)}", params)
+
+    def sweep(self, at_ms: int) -> SweepCounts:
+        """The SQL form of `read_model.plan_sweep`.
+
+        One statement re-freezes every open notice of an existing watcher; one `NoticesSwept` event
+        records it when anything changed (ADR-0007).
+        """
+        self._c.execute(sql.SELECT_REPUBLISHED)
+        republished = [CursorKey(*row) for row in self._c.fetchall()]
+        self._c.execute(sql.COUNT_OPEN)
+        open_count = int(self._c.fetchone()[0])
+        self._c.execute(sql.REFREEZE, {"now": at_ms})
+        refrozen = self._c.rowcount
+        if refrozen:
+            self._store_event(STORE_STREAM_ID, NoticesSwept(at_ms=at_ms))
+        return SweepCounts(tuple(republished), refrozen, open_count - len(republished))
 
     def cursor(self, key: CursorKey) -> CursorState | None:
         return _cursor(self._c, key)
 
     def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
         return _cursors_of(self._c, watcher, pending_only=pending_only)
-
-    def open_cursors(self) -> list[CursorState]:
-        self._c.execute(
-            f"SELECT {sql.CURSOR_COLUMNS} FROM sw_cursors WHERE material > last_seen"
-            " ORDER BY watcher, target_key, target_agent_id"
-        )
-        return [sql.cursor_state(row) for row in self._c.fetchall()]
 
     def has_cursor_on(self, identity: SessionIdentity) -> bool:
         self._c.execute("SELECT 1 FROM sw_cursors WHERE target_key=? AND target_agent_id=? LIMIT 1", identity)
@@ -372,8 +368,9 @@ class _SqliteWrite:
         c.execute("INSERT OR REPLACE INTO sw_meta (name, value) VALUES ('last_prune_ms', ?)", (now_ms,))
         counts = PruneCounts(cutoffs, signals_removed, stamped, expired, events_deleted=0, archived=archived)
         c.execute(sql.COUNT_REPLACEABLE_EVENTS)
-        if not (signals_removed or expired or c.fetchone()[0]):
-            return counts  # nothing changed and nothing to compact: a prune that writes no event
+        replaceable, sessions_count, cursors_count = c.fetchone()
+        if not (signals_removed or expired or compaction_due(replaceable, sessions_count, cursors_count)):
+            return counts  # nothing changed and too little to compact: a prune that writes no event
         c.execute(f"SELECT {sql.SESSION_COLUMNS} FROM sw_sessions ORDER BY session_key, agent_id")
         sessions = tuple(sql.session_state(r) for r in c.fetchall())
         c.execute(

@@ -16,7 +16,7 @@ from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.retention import PruneCutoffs, Retention
 from sessionwatch.domain.session import SessionEvent, SessionState, SignalRecorded
-from sessionwatch.domain.watch_cursor import CursorEvent, CursorFact, CursorKey, CursorState
+from sessionwatch.domain.watch_cursor import CursorEvent, CursorKey, CursorState, MaterialSignalSeen
 from sessionwatch.projections.models import SessionStatus
 from sessionwatch.projections.read_model import ReadModel
 
@@ -37,6 +37,15 @@ class PruneCounts:
     archived: int
 
 
+@dataclass(frozen=True, slots=True)
+class SweepCounts:
+    """What one sweep did: the open notices it re-publishes, how many it re-froze, how many it skipped."""
+
+    republished: tuple[CursorKey, ...]
+    refrozen: int
+    skipped: int
+
+
 class WriteTransaction(Protocol):
     """One atomic write: what it reads reflects what it appended; all of it commits or none."""
 
@@ -52,10 +61,19 @@ class WriteTransaction(Protocol):
         """Allocate the next global sequence: above every sequence ever allocated (ADR-0006)."""
         ...
 
-    def append(self, identity: SessionIdentity, events: Sequence[SessionEvent]) -> list[CursorFact]:
+    def append(self, identity: SessionIdentity, events: Sequence[SessionEvent]) -> list[MaterialSignalSeen]:
         """Store the events on the identity's Session stream and apply them to every read model.
 
-        Returns the cursor facts the events implied (seeds, material updates, clean-ups), in order.
+        Returns the notices the events opened (a cursor whose `N` moved to the signal): the
+        watchers the shell wakes after the commit (SPEC §6.4).
+        """
+        ...
+
+    def sweep(self, at_ms: int) -> SweepCounts:
+        """The restart sweep (SPEC §6.5) at `at_ms`.
+
+        Re-freezes every open notice of an existing watcher, recorded as one `NoticesSwept` event
+        when anything changed.
         """
         ...
 
@@ -65,10 +83,6 @@ class WriteTransaction(Protocol):
 
     def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
         """The watcher's cursors (only those with `N > L` when `pending_only`), ordered by target."""
-        ...
-
-    def open_cursors(self) -> list[CursorState]:
-        """Every cursor with `M > L`, ordered by watcher then target (the sweep's work list)."""
         ...
 
     def has_cursor_on(self, identity: SessionIdentity) -> bool:

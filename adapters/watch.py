@@ -48,7 +48,6 @@ from sessionwatch.domain.signals import (
 )
 from sessionwatch.domain.watch_cursor import (
     AcknowledgeNotice,
-    CursorFact,
     CursorKey,
     CursorState,
     MaterialSignalSeen,
@@ -113,9 +112,13 @@ def wake_reason(target_key: str) -> str:
     return f"session-state:{target_key}"
 
 
-def _wakes(states: Iterable[CursorState | MaterialSignalSeen]) -> list[Wake]:
-    """Wake requests for watchers that now hold a pending notice; subagents see it on their next turn."""
-    return [(s.watcher, wake_reason(s.target_key)) for s in states if not is_subagent_key(s.watcher)]
+def _wakes(notices: Iterable[CursorState | CursorKey | MaterialSignalSeen]) -> list[Wake]:
+    """Wake requests for watchers that got a pending notice; subagents see it on their next turn.
+
+    A watcher whose notice was already pending got nothing new, so it is not woken again: wakes
+    may be coalesced, and the durable notice is never lost (SPEC §6.4).
+    """
+    return [(n.watcher, wake_reason(n.target_key)) for n in notices if not is_subagent_key(n.watcher)]
 
 
 class SessionWatch:
@@ -299,18 +302,18 @@ class SessionWatch:
             for draft in drafts:
                 event, facts = self._record_in(tx, draft)
                 recorded.append(event)
-                wakes.extend(_wakes(f for f in facts if isinstance(f, MaterialSignalSeen)))
+                wakes.extend(_wakes(facts))
         self._publish(wakes)
         self._prune_if_due()
         return [Signal.from_event(event) for event in recorded]
 
     def _commit(
-        self, decide: Callable[[WriteTransaction], tuple[SignalRecorded, list[CursorFact]]]
+        self, decide: Callable[[WriteTransaction], tuple[SignalRecorded, list[MaterialSignalSeen]]]
     ) -> Signal:
         """One write transaction around `decide`, then the wakes it owes (after the commit)."""
         with self._store.write() as tx:
             event, facts = decide(tx)
-        self._publish(_wakes(f for f in facts if isinstance(f, MaterialSignalSeen)))
+        self._publish(_wakes(facts))
         self._prune_if_due()
         return Signal.from_event(event)
 
@@ -334,13 +337,15 @@ class SessionWatch:
         )
 
     @staticmethod
-    def _apply(tx: WriteTransaction, identity: SessionIdentity, command: SessionCommand) -> list[CursorFact]:
+    def _apply(
+        tx: WriteTransaction, identity: SessionIdentity, command: SessionCommand
+    ) -> list[MaterialSignalSeen]:
         events = session.decide(command, tx.session(identity))
         return tx.append(identity, events) if events else []
 
     def _record_in(
         self, tx: WriteTransaction, draft: SignalDraft, *, spawn_edge: bool = False
-    ) -> tuple[SignalRecorded, list[CursorFact]]:
+    ) -> tuple[SignalRecorded, list[MaterialSignalSeen]]:
         """Record inside `tx`: a retained duplicate dedupe key returns the existing signal unchanged.
 
         With `spawn_edge`, the session's spawn-edge watcher is passed as a producer watcher (SPEC §4).
@@ -422,7 +427,7 @@ class SessionWatch:
                 if session.human_message_is_gated(state, has_registered_watchers=watched):
                     return None  # write-free for ordinary unwatched turns
                 event, facts = self._record_in(tx, draft, spawn_edge=True)
-                wakes = _wakes(f for f in facts if isinstance(f, MaterialSignalSeen))
+                wakes = _wakes(facts)
             self._publish(wakes)
             self._prune_if_due()
             return Signal.from_event(event)
@@ -474,7 +479,7 @@ class SessionWatch:
                 now=self._clock.now(),
             )
 
-            def spawn(tx: WriteTransaction) -> tuple[SignalRecorded, list[CursorFact]]:
+            def spawn(tx: WriteTransaction) -> tuple[SignalRecorded, list[MaterialSignalSeen]]:
                 existing = tx.signal_by_dedupe(f"child-spawned:{run}")
                 if existing is not None:
                     return existing, []
@@ -670,31 +675,14 @@ class SessionWatch:
         Every such notice is re-published: its non-subagent watcher is woken after the commit.
         An acknowledged cursor (`L == M`) is never reopened.
         """
-        now_ms = self._now_ms()
-        republished: list[CursorState] = []
-        refrozen = 0
-        skipped = 0
         with self._store.write() as tx:
-            exists: dict[str, bool] = {}
-            for current in tx.open_cursors():
-                if current.watcher not in exists:
-                    identity = watch_cursor.watcher_identity(current.watcher)
-                    exists[current.watcher] = identity is not None and tx.session(identity).registered
-                commands = watch_cursor.resume(current, watcher_exists=exists[current.watcher], at_ms=now_ms)
-                if not commands:
-                    skipped += 1
-                    continue
-                events = [e for command in commands for e in watch_cursor.decide(command, current)]
-                if events:
-                    tx.append_cursor(current.key, events, before=current)
-                    refrozen += 1
-                republished.append(current)
-        woken = self._publish(_wakes(republished))
+            counts = tx.sweep(self._now_ms())
+        woken = self._publish(_wakes(counts.republished))
         return SweepReport(
-            refrozen=refrozen,
-            republished=len(republished),
+            refrozen=counts.refrozen,
+            republished=len(counts.republished),
             woken=tuple(dict.fromkeys(woken)),
-            skipped_missing_watchers=skipped,
+            skipped_missing_watchers=counts.skipped,
             prune=self.prune(force=True),
         )
 
@@ -710,7 +698,7 @@ class SessionWatch:
         `retention.prune_interval` (an hour).
         """
         now_ms = self._now_ms()
-        if not force and now_ms - self._last_prune_ms < self._retention.interval_ms:
+        if not force and not self._prune_due(now_ms):
             return PruneReport(ran=False, at=from_epoch_ms(now_ms))
         with self._store.write() as tx:
             counts = tx.prune(now_ms, self._retention, self._archive)
@@ -727,6 +715,15 @@ class SessionWatch:
             events_deleted=counts.events_deleted,
             archived=counts.archived,
         )
+
+    def _prune_due(self, now_ms: int) -> bool:
+        """Whether the last prune, by any process sharing the store, is older than the interval."""
+        if now_ms - self._last_prune_ms < self._retention.interval_ms:
+            return False
+        shared = self._store.last_prune_ms()  # read only when the local timer says it is due
+        if shared is not None and shared > self._last_prune_ms:
+            self._last_prune_ms = shared
+        return now_ms - self._last_prune_ms >= self._retention.interval_ms
 
     def _prune_if_due(self) -> None:
         """After a record: prune when the interval has passed; a failure never fails the record."""

@@ -6,6 +6,6 @@ from typing import TypeAlias
 
 from sessionwatch.domain.retention import SignalsPruned
 from sessionwatch.domain.session import SessionEvent
-from sessionwatch.domain.watch_cursor import CursorEvent
+from sessionwatch.domain.watch_cursor import CursorEvent, NoticesSwept
 
-DomainEvent: TypeAlias = SessionEvent | CursorEvent | SignalsPruned
+DomainEvent: TypeAlias = SessionEvent | CursorEvent | NoticesSwept | SignalsPruned

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 from sessionwatch.domain.errors import InvalidSignal
@@ -34,6 +35,7 @@ def agent_id_of(key: str) -> str | None:
     return parts[1] if len(parts) >= 3 and parts[0] == "agent" else None  # noqa: PLR2004
 
 
+@functools.lru_cache(maxsize=65536)  # asked for every watcher of every notifying signal
 def is_subagent_key(key: str) -> bool:
     """A key whose rest (after `agent:<id>:`) starts with `subagent:`, case-insensitively."""
     parts = _parts(key)

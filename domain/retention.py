@@ -27,7 +27,7 @@ class Retention(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    days: float = Field(default=30, gt=0)
+    days: float = Field(default=30, gt=0, le=36_500, allow_inf_nan=False)
     max_signals: int = Field(default=50_000, ge=1)
     archive: str | None = None
     prune_interval: timedelta = Field(default=timedelta(hours=1), ge=timedelta(0))
@@ -78,6 +78,20 @@ class SignalsPruned(Event):
     cutoffs: PruneCutoffs
     sessions: tuple[SessionState, ...]
     cursors: tuple[CursorState, ...]
+
+
+COMPACT_MIN_EVENTS = 1000
+"""A prune that removed nothing compacts the event store only past this many replaceable events."""
+
+
+def compaction_due(replaceable: int, sessions: int, cursors: int) -> bool:
+    """Whether a prune that removed nothing should still checkpoint and compact (ADR-0008).
+
+    Only once the events it would delete outnumber the checkpoint's own entries (and at least
+    `COMPACT_MIN_EVENTS`): the cost is amortised, and the event store stays within the retained
+    signals plus `max(1000, sessions + cursors)` plus what was written since.
+    """
+    return replaceable >= max(COMPACT_MIN_EVENTS, sessions + cursors)
 
 
 def cap_through_sequence(newest_first: Iterable[int], max_signals: int) -> int:

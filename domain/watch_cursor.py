@@ -4,10 +4,10 @@
 notify-worthy sequence). A notice is pending exactly while `N > L`, and its text depends only on
 the target key and `L`, so it stays byte-identical however many changes follow (SPEC §5, §6).
 
-Stored facts are the watcher's own acts: registration, acknowledgement, the sweep's re-freeze and
-`unwatch`. Seeding, material updates and the clean-up on reset and delete are *implied* by the
-Session stream's events: `react` derives them from a stored event and the cursors as they were, so
-replaying the event store re-derives them exactly (ADR-0007).
+Stored per cursor are the watcher's own acts: registration, acknowledgement and `unwatch`. Seeding,
+material updates, the clean-up on reset and delete, and the sweep's re-freeze are *implied* by a
+stored Session event or a stored `NoticesSwept`: `react`/`resume` derive them from that event and
+the cursors as they were, so replaying the event store re-derives them exactly (ADR-0007).
 """
 
 from __future__ import annotations
@@ -66,20 +66,25 @@ class NoticeAcknowledged(_CursorEvent):
     notified: int
 
 
-class NoticeRefrozen(_CursorEvent):
-    """The restart sweep re-froze an open notice at the material position: `N := M` (SPEC §6.5)."""
-
-    type: Literal["cursor.notice_refrozen.v1"] = "cursor.notice_refrozen.v1"
-    notified: int
-
-
 class WatchRemoved(_CursorEvent):
     """The watcher stopped watching the target (`unwatch`, SPEC §16)."""
 
     type: Literal["cursor.watch_removed.v1"] = "cursor.watch_removed.v1"
 
 
-CursorEvent: TypeAlias = WatchRegistered | NoticeAcknowledged | NoticeRefrozen | WatchRemoved
+CursorEvent: TypeAlias = WatchRegistered | NoticeAcknowledged | WatchRemoved
+
+
+class NoticesSwept(Event):
+    """The restart sweep ran at `at_ms` (SPEC §6.5).
+
+    Every open notice of an existing watcher was re-frozen at `M` and stamped; which cursors that
+    touched is implied by the cursors and sessions as they were, as for signals (ADR-0007).
+    """
+
+    type: Literal["cursor.notices_swept.v1"] = "cursor.notices_swept.v1"
+    at_ms: int
+
 
 # --------------------------------------------------------------------------------- implied facts
 
@@ -106,7 +111,14 @@ class CursorDropped(_CursorEvent):
     type: Literal["cursor.dropped"] = "cursor.dropped"
 
 
-ImpliedFact: TypeAlias = CursorSeeded | MaterialSignalSeen | CursorDropped
+class NoticeRefrozen(_CursorEvent):
+    """Implied by a sweep: an open notice re-frozen at the material position, `N := M` (SPEC §6.5)."""
+
+    type: Literal["cursor.refrozen"] = "cursor.refrozen"
+    notified: int
+
+
+ImpliedFact: TypeAlias = CursorSeeded | MaterialSignalSeen | CursorDropped | NoticeRefrozen
 
 CursorFact: TypeAlias = CursorEvent | ImpliedFact
 """Everything `evolve` applies: stored events and implied facts."""
@@ -164,11 +176,12 @@ class DropCursor(_CursorCommand):
     """Reset or deletion clean-up."""
 
 
-CursorCommand: TypeAlias = RegisterWatch | AcknowledgeNotice | RefreezeNotice | RemoveWatch
+CursorCommand: TypeAlias = RegisterWatch | AcknowledgeNotice | RemoveWatch
 """The watcher's own acts: decided into stored events."""
 
-ImpliedCommand: TypeAlias = SeedCursor | ObserveMaterialSignal | DropCursor
-"""What a Session event implies for a cursor: derived into facts that are not stored (ADR-0007)."""
+ImpliedCommand: TypeAlias = SeedCursor | ObserveMaterialSignal | DropCursor | RefreezeNotice
+"""What a stored Session event or sweep implies for a cursor: derived into facts that are not
+stored (ADR-0007)."""
 
 # ----------------------------------------------------------------------------------------- state
 
@@ -244,12 +257,6 @@ def decide(command: CursorCommand, state: CursorState | None) -> list[CursorEven
             # L := N, never to the head: that would lose an interleaved signal (SPEC §6.3).
             follow_up = max(state.notified, state.material)
             return [NoticeAcknowledged(**command.ids(), last_seen=state.notified, notified=follow_up)]
-        case RefreezeNotice():
-            if state is None or state.material <= state.last_seen:  # acknowledged: never reopened
-                return []
-            if state.notified == state.material and state.updated_at_ms == command.at_ms:
-                return []  # already frozen at M and stamped now: only the wake is owed
-            return [NoticeRefrozen(**command.ids(), notified=state.material)]
         case RemoveWatch():
             return [WatchRemoved(**command.ids())] if state is not None else []
         case _:
@@ -274,6 +281,12 @@ def derive(command: ImpliedCommand, state: CursorState | None) -> list[ImpliedFa
             ]
         case DropCursor():
             return [CursorDropped(**command.ids())] if state is not None else []
+        case RefreezeNotice():
+            if state is None or state.material <= state.last_seen:  # acknowledged: never reopened
+                return []
+            if state.notified == state.material and state.updated_at_ms == command.at_ms:
+                return []  # already frozen at M and stamped now: only the wake is owed
+            return [NoticeRefrozen(**command.ids(), notified=state.material)]
         case _:
             assert_never(command)
 

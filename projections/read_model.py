@@ -28,6 +28,7 @@ from sessionwatch.domain.watch_cursor import (
     CursorState,
     NoticeAcknowledged,
     NoticeRefrozen,
+    NoticesSwept,
     WatchRegistered,
     WatchRemoved,
 )
@@ -122,11 +123,51 @@ def implied_facts(model: ReadModel, event: SessionEvent) -> list[CursorFact]:
     return facts
 
 
+@dataclass(frozen=True, slots=True)
+class SweepPlan:
+    """What a sweep at one instant does.
+
+    The open notices it re-publishes (their watchers exist), the re-freezes it implies, and how many
+    open cursors it skips for a missing watcher.
+    """
+
+    republished: tuple[CursorState, ...]
+    facts: tuple[NoticeRefrozen, ...]
+    skipped: int
+
+
+def plan_sweep(model: ReadModel, at_ms: int) -> SweepPlan:
+    """The restart sweep over the cursors (SPEC §6.5), via the pure `resume`."""
+    republished: list[CursorState] = []
+    facts: list[NoticeRefrozen] = []
+    skipped = 0
+    for cursor in model.all_cursors():
+        if cursor.material <= cursor.last_seen:
+            continue
+        watcher = watch_cursor.watcher_identity(cursor.watcher)
+        state = model.sessions.get(watcher) if watcher is not None else None
+        commands = watch_cursor.resume(
+            cursor, watcher_exists=state is not None and state.registered, at_ms=at_ms
+        )
+        if not commands:
+            skipped += 1
+            continue
+        republished.append(cursor)
+        facts.extend(
+            f for c in commands for f in watch_cursor.derive(c, cursor) if isinstance(f, NoticeRefrozen)
+        )
+    return SweepPlan(tuple(republished), tuple(facts), skipped)
+
+
 def evolve_read_model(model: ReadModel, event: DomainEvent) -> ReadModel:
     """Apply one stored event to every view (the projection), never raising."""
     match event:
-        case WatchRegistered() | NoticeAcknowledged() | NoticeRefrozen() | WatchRemoved():
+        case WatchRegistered() | NoticeAcknowledged() | WatchRemoved():
             return replace(model, cursors=apply_cursor_facts(model.cursors, [event]))
+        case NoticesSwept():
+            return replace(
+                model, cursors=apply_cursor_facts(model.cursors, plan_sweep(model, event.at_ms).facts)
+            )
         case SessionUpserted() | SignalRecorded() | SessionReset() | SessionDeleted():
             cursors = apply_cursor_facts(model.cursors, implied_facts(model, event))
             return replace(_evolve_session_views(model, event), cursors=cursors)

@@ -15,7 +15,7 @@ from helpers import FakeClock
 
 import sessionwatch
 from sessionwatch import Actor, SessionWatch, SignalKind
-from sessionwatch.domain.watch_cursor import NoticeRefrozen
+from sessionwatch.domain.watch_cursor import NoticesSwept
 
 MANAGER = "agent:main:main"
 CHILD = "agent:main:subagent:child"
@@ -201,7 +201,7 @@ def test_sweep_never_reopens_an_acknowledged_cursor_across_a_restart(url: str, c
         assert watch.pending_notices(MANAGER) == []
         assert waker.calls == []
         assert watch.store.read_model() == before
-        assert not any(isinstance(e, NoticeRefrozen) for e in watch.store.replay())
+        assert not any(isinstance(e, NoticesSwept) for e in watch.store.replay())
 
 
 def test_sweep_on_open_false_does_not_sweep(url: str, clock: FakeClock) -> None:

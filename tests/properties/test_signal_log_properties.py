@@ -299,35 +299,38 @@ def test_changes_since_returns_exactly_the_sessions_later_signals_in_ascending_o
 @settings(max_examples=8)
 @given(
     refs=st.lists(session_refs(), min_size=2, max_size=2, unique_by=lambda ref: ref.identity),
-    owners=st.lists(st.booleans(), min_size=199, max_size=420),
+    busy=st.integers(MAX_PAGE + 1, 2 * MAX_PAGE + 30),
+    quiet=st.integers(1, 40),
     data=st.data(),
 )
 def test_changes_since_pages_through_more_than_two_hundred_signals(
-    store_kind: str, refs: list[SessionRef], owners: list[bool], data: st.DataObject
+    store_kind: str, refs: list[SessionRef], busy: int, quiet: int, data: st.DataObject
 ) -> None:
-    clock = FakeClock()
-    model = LogModel()
+    """One session gets more than a page of signals, interleaved with another session's."""
+    order = data.draw(st.permutations([0] * busy + [1] * quiet), label="interleaving")
     inputs = [
         SignalInput(
-            session_key=refs[int(second)].key,
-            agent_id=refs[int(second)].agent_id,
+            session_key=refs[which].key,
+            agent_id=refs[which].agent_id,
             kind="goal_changed",
             actor=sessionwatch.Actor.system(),
             summary=f"goal updated {index}",
         )
-        for index, second in enumerate([False, True, *owners])
+        for index, which in enumerate(order)
     ]
-    with fresh_watch(store_kind, clock) as watch:
+    model = LogModel()
+    with fresh_watch(store_kind, FakeClock()) as watch:
         for start in range(0, len(inputs), 150):
-            play(watch, clock, model, RecordMany(items=tuple(inputs[start : start + 150])))
+            play(watch, FakeClock(), model, RecordMany(items=tuple(inputs[start : start + 150])))
         for ref in refs:
-            log = model.logs.get(ref.identity, [])
-            since = data.draw(st.sampled_from([0, *(s.sequence for s in log[:5])]), label="since")
+            log = model.logs[ref.identity]
+            since = data.draw(st.sampled_from([0, *(s.sequence for s in log[:5]), log[-1].sequence]))
+            later = [s for s in log if s.sequence > since]
             status = watch.session_status(ref.key, changes_since=since, agent_id=ref.agent_id)
             assert status.state_changes is not None
-            later = [s for s in log if s.sequence > since]
             assert status.state_changes.truncated == (len(later) > MAX_PAGE)
             assert all_changes(watch, ref, since) == [expected_change(s) for s in later]
+        assert len(model.logs[refs[0].identity]) > MAX_PAGE
 
 
 # ------------------------------------------------------------------------------- (c) dedupe

@@ -42,8 +42,8 @@ def test_every_stored_name_is_explicit_and_versioned() -> None:
         "session.deleted.v1",
         "cursor.watch_registered.v1",
         "cursor.notice_acknowledged.v1",
-        "cursor.notice_refrozen.v1",
         "cursor.watch_removed.v1",
+        "cursor.notices_swept.v1",
         "store.pruned.v1",
     }
     for name in EVENT_TYPES:

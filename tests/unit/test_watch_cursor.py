@@ -264,13 +264,13 @@ def test_acknowledge_keeps_m() -> None:
 
 
 def test_refreeze_moves_n_up_to_m_when_m_is_above_l() -> None:
-    events = decide(RefreezeNotice(**ids()), cursor_at(1, 2, 4))
+    events = derive(RefreezeNotice(**ids()), cursor_at(1, 2, 4))
     assert events == [NoticeRefrozen(**ids(), notified=4)]
     assert positions(fold(cursor_at(1, 2, 4), events)) == (1, 4, 4)
 
 
 def test_refreeze_opens_a_cursor_whose_m_is_above_l_even_when_n_equals_l() -> None:
-    assert positions(fold(cursor_at(2, 2, 3), decide(RefreezeNotice(**ids()), cursor_at(2, 2, 3)))) == (
+    assert positions(fold(cursor_at(2, 2, 3), derive(RefreezeNotice(**ids()), cursor_at(2, 2, 3)))) == (
         2,
         3,
         3,
@@ -279,13 +279,13 @@ def test_refreeze_opens_a_cursor_whose_m_is_above_l_even_when_n_equals_l() -> No
 
 @pytest.mark.parametrize("state", [cursor_at(2, 2, 2), cursor_at(0, 0, 0), None])
 def test_refreeze_never_reopens_an_acknowledged_cursor(state: CursorState | None) -> None:
-    assert decide(RefreezeNotice(**ids()), state) == []
+    assert derive(RefreezeNotice(**ids()), state) == []
 
 
 def test_refreeze_of_a_notice_already_frozen_at_m_still_stamps_updated_at() -> None:
     """SPEC §6.5: every open cursor of an existing watcher gets `N := M` and `updated_at := now`."""
     state = cursor_at(1, 4, 4)
-    after = fold(state, decide(RefreezeNotice(**ids(at_ms=LATER_MS)), state))
+    after = fold(state, derive(RefreezeNotice(**ids(at_ms=LATER_MS)), state))
     assert positions(after) == (1, 4, 4)
     assert after is not None
     assert after.updated_at_ms == LATER_MS
@@ -293,7 +293,7 @@ def test_refreeze_of_a_notice_already_frozen_at_m_still_stamps_updated_at() -> N
 
 def test_refreeze_stamps_updated_at_with_now() -> None:
     state = cursor_at(1, 2, 4)
-    after = fold(state, decide(RefreezeNotice(**ids(at_ms=LATER_MS)), state))
+    after = fold(state, derive(RefreezeNotice(**ids(at_ms=LATER_MS)), state))
     assert after is not None
     assert after.updated_at_ms == LATER_MS
 
@@ -446,9 +446,9 @@ def test_resume_never_reopens_an_acknowledged_cursor() -> None:
     assert resume(cursor_at(2, 2, 2), watcher_exists=True, at_ms=AT_MS) == []
 
 
-def test_resume_then_decide_refreezes_n_at_m() -> None:
+def test_resume_then_derive_refreezes_n_at_m() -> None:
     state = cursor_at(1, 2, 4)
-    events = [e for c in resume(state, watcher_exists=True, at_ms=AT_MS) for e in decide(c, state)]
+    events = [e for c in resume(state, watcher_exists=True, at_ms=AT_MS) for e in derive(c, state)]
     assert positions(fold(state, events)) == (1, 4, 4)
 
 
