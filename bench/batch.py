@@ -1,6 +1,7 @@
 """`batch`: `record_many` of 100 signals per call vs the peer's 100 per-signal transactions.
 
-The signal is the one of `record` (a `human_direct_message` by a human on a watched target).
+The signal is the one of `record` (a `human_direct_message` by a human on a target with one
+registered watcher: `watch()` for sessionwatch, a cursor row for the peer).
 Ratio: sessionwatch signals/s / peer signals/s. Targets (SPEC §15.1): >= 3x at NORMAL, >= 5x at FULL.
 """
 
@@ -44,6 +45,7 @@ def run_setting(mode: Mode, setting: Synchronous) -> Result:
         peer.watch(WATCHER, TARGET, AGENT)
         with sessionwatch_store(sw_dir, setting) as watch:
             watch.upsert_session(TARGET, spawned_by=WATCHER)
+            assert watch.watch(WATCHER, TARGET), "the watcher must be registered"
             kind = SignalKind.HUMAN_DIRECT_MESSAGE
             inputs = [
                 SignalInput(session_key=TARGET, kind=kind, actor=Actor.human(), summary=SUMMARY)
@@ -59,6 +61,9 @@ def run_setting(mode: Mode, setting: Synchronous) -> Result:
                 return len(watch.record_many(inputs))
 
             rounds = interleave(peer_call, sw_call, mode)
+            cursor = watch.cursor(WATCHER, TARGET)
+            assert cursor is not None, "the watcher must hold a cursor"
+            assert cursor.material == watch.session_status(TARGET).state_version, "the cursor must move"
         peer.close()
     extra = {"batch": BATCH}
     return throughput_result(NAME, setting, "signals/s", rounds, target=TARGETS[setting], extra=extra)

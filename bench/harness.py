@@ -24,12 +24,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
 import sessionwatch
-from sessionwatch import SessionWatch
+from sessionwatch import Clock, SessionWatch, Waker
 
 BENCH_DIR = Path(__file__).resolve().parent
 RESULTS_DIR = BENCH_DIR / "results"
@@ -91,32 +91,72 @@ def parse_mode(description: str, argv: Sequence[str] | None = None) -> Mode:
 
 @dataclass(frozen=True)
 class Target:
-    """A §15.1 target: a minimum ratio to the peer, or a maximum absolute sessionwatch latency."""
+    """A §15.1 target on a line of the table.
 
-    kind: Literal["ratio_at_least", "sw_us_at_most"]
+    - `ratio_at_least`: the ratio (oriented bigger-is-better: sw rate / peer rate, or peer time /
+      sw time) must reach `value`;
+    - `ratio_at_most`: the ratio is sw time / peer time (smaller is better) and must stay under
+      `value` (SPEC's "<= 2x the peer's time");
+    - `sw_at_most`: sessionwatch's own median (in `unit`) must stay under `value`;
+    - `info`: a context line without a target of its own (not counted by `run.py`).
+    """
+
+    kind: Literal["ratio_at_least", "ratio_at_most", "sw_at_most", "info"]
     value: float
+    unit: str = "x"
 
     def label(self) -> str:
         """How the table shows it."""
-        if self.kind == "ratio_at_least":
-            return f">= {self.value:g}x"
-        return f"<= {self.value:g} us"
+        match self.kind:
+            case "ratio_at_least":
+                return f">= {self.value:g}x"
+            case "ratio_at_most":
+                return f"<= {self.value:g}x"
+            case "sw_at_most":
+                return f"<= {self.value:g}{'' if self.unit == 'x' else ' '}{self.unit}"
+            case "info":
+                return "(context)"
+
+    @property
+    def counted(self) -> bool:
+        """Whether the line has a target of its own (context lines do not)."""
+        return self.kind != "info"
 
     def met(self, ratio: float, sw_median: float) -> bool:
-        """Whether a result meets the target."""
-        if self.kind == "ratio_at_least":
-            return ratio >= self.value
-        return sw_median <= self.value
+        """Whether a result meets the target (a context line always does)."""
+        match self.kind:
+            case "ratio_at_least":
+                return ratio >= self.value
+            case "ratio_at_most":
+                return ratio <= self.value
+            case "sw_at_most":
+                return sw_median <= self.value
+            case "info":
+                return True
 
 
 def at_least(ratio: float) -> Target:
-    """The sessionwatch rate must reach `ratio` times the peer's."""
+    """The sessionwatch rate must reach `ratio` times the peer's (or the peer's time / sw time)."""
     return Target("ratio_at_least", ratio)
+
+
+def at_most_times_peer(ratio: float) -> Target:
+    """The sessionwatch time must stay under `ratio` times the peer's time (ratio = sw / peer)."""
+    return Target("ratio_at_most", ratio)
 
 
 def at_most_us(micros: float) -> Target:
     """The median sessionwatch latency must stay under `micros`."""
-    return Target("sw_us_at_most", micros)
+    return Target("sw_at_most", micros, "us")
+
+
+def sw_at_most(value: float, unit: str) -> Target:
+    """The sessionwatch median figure (in `unit`: `s`, `x`, ...) must stay under `value`."""
+    return Target("sw_at_most", value, unit)
+
+
+CONTEXT = Target("info", 0.0)
+"""A line shown for context, with no target of its own."""
 
 
 # ---------------------------------------------------------------------------------------- results
@@ -180,23 +220,56 @@ def latency_result(
     return Result(workload, setting, "us", peer, sw, ratio, target, met, peer_rounds, sw_rounds, extra or {})
 
 
+def time_result(
+    workload: str,
+    setting: str,
+    unit: str,
+    rounds: tuple[list[float], list[float]],
+    *,
+    target: Target,
+    extra: dict[str, Any] | None = None,
+) -> Result:
+    """Median times per round (peer, sw) -> a result whose ratio is sw time / peer time.
+
+    For the targets SPEC §15.1 words as "<= k x the peer's time": smaller is better.
+    """
+    peer_rounds, sw_rounds = rounds
+    peer = statistics.median(peer_rounds)
+    sw = statistics.median(sw_rounds)
+    ratio = sw / peer
+    met = target.met(ratio, sw)
+    return Result(workload, setting, unit, peer, sw, ratio, target, met, peer_rounds, sw_rounds, extra or {})
+
+
 def _figure(value: float, unit: str) -> str:
-    if unit == "us":
-        return f"{value:,.1f} us"
-    return f"{value:,.0f} {unit}"
+    match unit:
+        case "us":
+            return f"{value:,.1f} us"
+        case "s":
+            return f"{value:,.3f} s"
+        case "x":
+            return f"{value:,.2f}x"
+        case _:
+            return f"{value:,.0f} {unit}"
 
 
 HEADER = (
-    f"{'workload':<10} {'setting':<8} {'peer-median':>18} {'sw-median':>18} {'ratio':>8}  {'target':<10} met?"
+    f"{'workload':<11} {'setting':<8} {'peer-median':>18} {'sw-median':>18} {'ratio':>8}  {'target':<10} met?"
 )
+
+
+def _verdict(result: Result) -> str:
+    if not result.target.counted:
+        return "-"
+    return "yes" if result.met else "NO"
 
 
 def format_row(result: Result) -> str:
     """One table line: workload, setting, peer median, sw median, ratio, target, met?."""
     return (
-        f"{result.workload:<10} {result.setting:<8} {_figure(result.peer_median, result.unit):>18}"
+        f"{result.workload:<11} {result.setting:<8} {_figure(result.peer_median, result.unit):>18}"
         f" {_figure(result.sw_median, result.unit):>18} {result.ratio:>7.2f}x  {result.target.label():<10}"
-        f" {'yes' if result.met else 'NO'}"
+        f" {_verdict(result)}"
     )
 
 
@@ -207,18 +280,46 @@ def print_table(results: Sequence[Result]) -> None:
         print(format_row(result))
 
 
-def _git_commit() -> str | None:
+def _git(*args: str) -> str | None:
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],  # noqa: S607 - git from PATH, fixed arguments
-            cwd=BENCH_DIR,
+        out = subprocess.run(  # noqa: S603 - fixed git subcommands from this module
+            ["git", *args],  # noqa: S607 - git from PATH
+            cwd=BENCH_DIR.parent,
             capture_output=True,
             text=True,
             check=True,
         )
     except (OSError, subprocess.CalledProcessError):
         return None
-    return out.stdout.strip() or None
+    return out.stdout
+
+
+SNAPSHOT_COMMIT = "SNAPSHOT_COMMIT"
+"""A file naming the commit of a `sessionwatch` snapshot imported instead of the working tree."""
+
+
+def measured_code() -> dict[str, Any]:
+    """Which sessionwatch the figures measure: the working tree, or a snapshot (see README).
+
+    The working tree: its HEAD and its uncommitted core changes. A snapshot: the commit its
+    `SNAPSHOT_COMMIT` file names.
+    """
+    package = Path(sessionwatch.__file__).resolve().parent
+    if package == BENCH_DIR.parent:  # the working tree (the editable install links into it)
+        head = _git("rev-parse", "--short", "HEAD")
+        status = _git("status", "--porcelain")
+        changes = None
+        if status is not None:
+            paths = [line[3:] for line in status.splitlines() if line[3:]]
+            changes = [path for path in paths if not path.startswith(("bench/", "tests/"))]
+        return {
+            "sessionwatch": str(package),
+            "commit": head.strip() if head else None,
+            "core_changes": changes,
+        }
+    marker = package / SNAPSHOT_COMMIT
+    commit = marker.read_text(encoding="utf-8").strip() if marker.is_file() else None
+    return {"sessionwatch": str(package), "commit": commit, "core_changes": None}
 
 
 def environment(mode: Mode) -> dict[str, Any]:
@@ -231,7 +332,7 @@ def environment(mode: Mode) -> dict[str, Any]:
         "platform": platform.platform(),
         "cpus": os.cpu_count(),
         "tmpdir": tempfile.gettempdir(),
-        "commit": _git_commit(),
+        **measured_code(),
     }
 
 
@@ -290,14 +391,29 @@ def interleave(
     peer: Call, sw: Call, mode: Mode, block: Callable[[Call, float], float] = rate_block
 ) -> tuple[list[float], list[float]]:
     """Warm both up, then `mode.rounds` rounds of (peer block, sessionwatch block)."""
-    block(peer, mode.warmup)
-    block(sw, mode.warmup)
-    peer_rounds: list[float] = []
-    sw_rounds: list[float] = []
-    for _ in range(mode.rounds):
-        peer_rounds.append(block(peer, mode.seconds))
-        sw_rounds.append(block(sw, mode.seconds))
+    peer_rounds, sw_rounds = interleave_many((peer, sw), mode, block)
     return peer_rounds, sw_rounds
+
+
+def interleave_many(
+    calls: Sequence[Call], mode: Mode, block: Callable[[Call, float], float] = rate_block
+) -> list[list[float]]:
+    """Warm every side up, then `mode.rounds` rounds of one block per side, in the given order."""
+    for call in calls:
+        block(call, mode.warmup)
+    rounds: list[list[float]] = [[] for _ in calls]
+    for _ in range(mode.rounds):
+        for figures, call in zip(rounds, calls, strict=True):
+            figures.append(block(call, mode.seconds))
+    return rounds
+
+
+def timed_once(call: Callable[[], object]) -> float:
+    """Seconds of one call (for work too long to repeat in a block), after `settle()`."""
+    settle()
+    start = time.perf_counter()
+    call()
+    return time.perf_counter() - start
 
 
 # ---------------------------------------------------------------------------------------- stores
@@ -311,9 +427,17 @@ def fresh_dir(label: str) -> Iterator[Path]:
 
 
 @contextmanager
-def sessionwatch_store(directory: Path, synchronous: Synchronous) -> Iterator[SessionWatch]:
-    """A `SessionWatch` on a SQLite file in `directory`."""
-    watch = sessionwatch.open(f"sqlite:///{directory / 'sessionwatch.db'}", synchronous=synchronous)
+def sessionwatch_store(
+    directory: Path,
+    synchronous: Synchronous,
+    *,
+    clock: Clock | None = None,
+    waker: Waker | None = None,
+) -> Iterator[SessionWatch]:
+    """A `SessionWatch` on a SQLite file in `directory` (optionally with a clock and a waker)."""
+    watch = sessionwatch.open(
+        f"sqlite:///{directory / 'sessionwatch.db'}", synchronous=synchronous, clock=clock, waker=waker
+    )
     try:
         yield watch
     finally:
@@ -333,6 +457,32 @@ def checkpoint(path: Path) -> None:
 def now_ms() -> int:
     """The wall clock in epoch milliseconds."""
     return time.time_ns() // 1_000_000
+
+
+class ManualClock:
+    """A settable clock (the `Clock` port): starts at the wall clock, moves only when told."""
+
+    def __init__(self) -> None:
+        self.current = datetime.now(UTC)
+
+    def now(self) -> datetime:
+        """The clock's current time (aware UTC)."""
+        return self.current
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock forward."""
+        self.current += timedelta(seconds=seconds)
+
+
+class CountingWaker:
+    """A waker (the `Waker` port) that does nothing but count: wakes are part of the measured cost."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def wake(self, watcher_key: str, reason: str) -> None:  # noqa: ARG002 - the port's signature
+        """Count one wake."""
+        self.count += 1
 
 
 # ---------------------------------------------------------------------------- the signal of §15.1

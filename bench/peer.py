@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -36,6 +36,7 @@ NOTIFYING_KINDS = frozenset({"human_direct_message", "upstream_missing", "goal_c
 PUBLIC_PAYLOAD_KEYS = frozenset({"outcome", "channel", "turns"})
 MAX_PAGE = 200
 MAX_SKEW_MS = 24 * 60 * 60 * 1000
+DAY_MS = 24 * 60 * 60 * 1000
 
 SCHEMA = (
     (
@@ -117,6 +118,34 @@ UPSERT_CURSOR = (
     " VALUES (?1, ?2, ?3, ?3, ?3, ?4, 'explicit')"
     " ON CONFLICT(watcher_session_key, target_session_key) DO NOTHING"
 )
+# The restart sweep (SPEC §6.5) as one statement: re-freeze every open notice at M and stamp it,
+# returning what the notices and the wakes need. Missing watchers are excluded by key (`json_each`
+# of a JSON list, so the statement text, and its cache entry, never changes).
+SELECT_OPEN_WATCHERS = (
+    "SELECT DISTINCT watcher_session_key FROM session_watch_cursors"
+    " WHERE material_sequence > last_seen_sequence"
+)
+SWEEP_CURSORS = (
+    "UPDATE session_watch_cursors SET notified_sequence = material_sequence, updated_at = ?1"
+    " WHERE material_sequence > last_seen_sequence"
+    " AND watcher_session_key NOT IN (SELECT value FROM json_each(?2))"
+    " RETURNING watcher_session_key, target_session_key, last_seen_sequence"
+)
+# SPEC §8 prune, in the reference's shape: stamp each affected head's watermark with the highest
+# removed sequence (only raising it, never creating a head), delete; by age, then by the global cap;
+# then expire cursors by `updated_at`.
+_STAMP = (
+    "UPDATE session_state_heads AS h SET pruned_max_sequence = d.top"
+    " FROM (SELECT session_key, agent_id, MAX(sequence) AS top FROM session_state_events"
+    " WHERE {where} GROUP BY session_key, agent_id) AS d"
+    " WHERE h.session_key = d.session_key AND h.agent_id = d.agent_id AND d.top > h.pruned_max_sequence"
+)
+STAMP_BY_AGE = _STAMP.format(where="occurred_at < ?1")
+DELETE_BY_AGE = "DELETE FROM session_state_events WHERE occurred_at < ?1"
+CAP_THROUGH = "SELECT sequence FROM session_state_events ORDER BY sequence DESC LIMIT 1 OFFSET ?1"
+STAMP_BY_CAP = _STAMP.format(where="sequence <= ?1")
+DELETE_BY_CAP = "DELETE FROM session_state_events WHERE sequence <= ?1"
+EXPIRE_CURSORS = "DELETE FROM session_watch_cursors WHERE updated_at < ?1"
 SELECT_HEAD = (
     "SELECT last_sequence, pruned_max_sequence FROM session_state_heads"
     " WHERE session_key = ? AND agent_id = ?"
@@ -165,6 +194,22 @@ class PeerRecorded:
     sequence: int
     notices: list[tuple[str, int]]
     duplicate: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PeerSwept:
+    """What `sweep` returns: the notices to re-publish and the watchers to wake (each once)."""
+
+    notices: list[tuple[str, str, int]]
+    woken: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class PeerPruned:
+    """What `prune` returns."""
+
+    signals_removed: int
+    cursors_expired: int
 
 
 def _now_ms() -> int:
@@ -235,6 +280,62 @@ class PeerStore:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+
+    def watch_many(self, pairs: Iterable[tuple[str, str]], agent_id: str) -> None:
+        """Register many (watcher, target) cursors at their targets' heads in ONE transaction (set-up)."""
+        conn = self._conn
+        now = _now_ms()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for watcher_key, target_key in pairs:
+                row = conn.execute(SELECT_HEAD, (target_key, agent_id)).fetchone()
+                head = row[0] if row is not None else 0
+                conn.execute(UPSERT_CURSOR, (watcher_key, target_key, head, now))
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def sweep(self, watcher_exists: Callable[[str], bool]) -> PeerSwept:
+        """The restart sweep in ONE transaction: `N := M`, `updated_at := now` on every open cursor.
+
+        Open cursors (`M > L`) of watchers that no longer exist are left alone. Returns the notices
+        to (re)publish, (watcher, target, last seen), and the watchers to wake, each once.
+        """
+        now = _now_ms()
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            candidates = [row[0] for row in conn.execute(SELECT_OPEN_WATCHERS)]
+            missing = [watcher for watcher in candidates if not watcher_exists(watcher)]
+            notices: list[tuple[str, str, int]] = conn.execute(
+                SWEEP_CURSORS, (now, orjson.dumps(missing).decode())
+            ).fetchall()
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return PeerSwept(notices=notices, woken=list(dict.fromkeys(notice[0] for notice in notices)))
+
+    def prune(self, *, days: float = 30, max_signals: int = 50_000) -> PeerPruned:
+        """SPEC §8 in ONE transaction: by age, then the global cap (watermarks first), then cursors."""
+        now = _now_ms()
+        cutoff = now - int(days * DAY_MS)
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(STAMP_BY_AGE, (cutoff,))
+            removed = conn.execute(DELETE_BY_AGE, (cutoff,)).rowcount
+            row = conn.execute(CAP_THROUGH, (max_signals,)).fetchone()
+            if row is not None:
+                conn.execute(STAMP_BY_CAP, (row[0],))
+                removed += conn.execute(DELETE_BY_CAP, (row[0],)).rowcount
+            expired = conn.execute(EXPIRE_CURSORS, (cutoff,)).rowcount
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return PeerPruned(signals_removed=removed, cursors_expired=expired)
 
     def record(
         self,

@@ -1,11 +1,15 @@
-"""Where sessionwatch spends its time: cProfile of `record`, `record_many`, and `session_status`.
+"""Where sessionwatch spends its time: cProfile of its hot paths, one workload set-up each.
 
-`python bench/profiles.py [--top N] [--calls N]` prints, for each operation, the top functions by
-cumulative time and by own time, on the same set-up as the `record`, `batch`, `reconcile` and `head`
-workloads. `--statement-cache N` is a diagnostic: it opens sessionwatch's SQLite connections with a
-statement cache of N entries (eventsourcing opens them with `cached_statements=True`, i.e. ONE
-entry), to show what the core would gain from a real cache. It changes nothing on disk.
-(Named `profiles` so it does not shadow the standard library's `profile`, which cProfile imports.)
+`python bench/profiles.py [--top N] [--calls N] [--only CASES]` prints, for each operation, the top
+functions by cumulative time and by own time: `record` and `record_many` of 100 (the `record` and
+`batch` set-ups), the full-page `session_status(changes_since=v)` and the head read (`reconcile`,
+`head`), one `record` on a target with 1,000 watchers and a counting waker (`fan-out`), and
+`sweep()` over 10,000 open cursors with a settable clock and a counting waker (`sweep`; each
+profiled sweep is prepared untimed). `--statement-cache N` is a diagnostic: it opens sessionwatch's
+SQLite connections with a statement cache of N entries, to show what the core gains from its cache
+(eventsourcing's own pool opens them with `cached_statements=True`, i.e. ONE entry). It changes
+nothing on disk. (Named `profiles` so it does not shadow the standard library's `profile`, which
+cProfile imports.)
 """
 
 from __future__ import annotations
@@ -23,24 +27,58 @@ from typing import Any
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # `python bench/profiles.py` finds `bench.*`
 
-from bench.harness import SUMMARY, TARGET, WATCHER, fresh_dir, sessionwatch_store
+from bench import fanout, sweep
+from bench.harness import (
+    SUMMARY,
+    TARGET,
+    WATCHER,
+    CountingWaker,
+    ManualClock,
+    fresh_dir,
+    sessionwatch_store,
+)
 from bench.reconcile import PAGE, SESSIONS, loaded_stores, session_key, since
 from sessionwatch import Actor, SignalInput, SignalKind
 
+CASES = ("record", "reconcile", "fanout", "sweep")
+FANOUT_WATCHERS = 1_000
 
-def profile(label: str, call: Callable[[], object], calls: int, top: int) -> None:
-    """Warm up, then profile `calls` calls and print the top functions two ways."""
-    for _ in range(max(10, calls // 10)):
+
+def profile(
+    label: str,
+    call: Callable[[], object],
+    calls: int,
+    top: int,
+    *,
+    prepare: Callable[[], object] | None = None,
+    warmup: int | None = None,
+) -> None:
+    """Warm up, then profile `calls` calls and print the top functions two ways.
+
+    `prepare`, when given, runs before every call, outside both the timing and the profile.
+    """
+
+    def timed_calls(profiler: cProfile.Profile | None = None) -> float:
+        spent = 0.0
+        for _ in range(calls):
+            if prepare is not None:
+                prepare()
+            start = time.perf_counter()
+            if profiler is not None:
+                profiler.enable()
+            call()
+            if profiler is not None:
+                profiler.disable()
+            spent += time.perf_counter() - start
+        return spent
+
+    for _ in range(max(10, calls // 10) if warmup is None else warmup):
+        if prepare is not None:
+            prepare()
         call()
-    start = time.perf_counter()
-    for _ in range(calls):
-        call()
-    per_call = (time.perf_counter() - start) / calls * 1e6
+    per_call = timed_calls() / calls * 1e6
     profiler = cProfile.Profile()
-    profiler.enable()
-    for _ in range(calls):
-        call()
-    profiler.disable()
+    timed_calls(profiler)
     print(f"=== {label}: {calls} calls, {per_call:,.1f} us per call unprofiled")
     for order in ("cumulative", "tottime"):
         out = io.StringIO()
@@ -64,39 +102,93 @@ def use_statement_cache(size: int) -> None:
     sqlite3.connect = connect_with_cache  # type: ignore[assignment]  # diagnostic patch, by design
 
 
-def main() -> None:
-    """Profile record, record_many, the full-page reconciliation and the head read."""
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--top", type=int, default=25, help="functions shown per table")
-    parser.add_argument("--calls", type=int, default=2000, help="record calls profiled")
-    parser.add_argument("--statement-cache", type=int, help="diagnostic: sqlite3 statement cache size")
-    args = parser.parse_args()
-    if args.statement_cache:
-        use_statement_cache(args.statement_cache)
-        print(f"(diagnostic: sessionwatch connections opened with cached_statements={args.statement_cache})")
+def profile_fanout(calls: int, top: int) -> None:
+    """One signal on a target with 1,000 registered watchers, a counting waker (the `fan-out` set-up)."""
+    waker = CountingWaker()
+    with fresh_dir("sw") as directory, sessionwatch_store(directory, "normal", waker=waker) as watch:
+        side = fanout.sw_side(watch, waker, FANOUT_WATCHERS)
+        side.check()
+        profile(
+            f"fan-out: record on a target with {FANOUT_WATCHERS:,} watchers (NORMAL)", side.call, calls, top
+        )
+
+
+def profile_sweep(calls: int, top: int) -> None:
+    """`sweep()` over 10,000 open cursors of existing watchers (the `sweep` set-up)."""
+    clock, waker = ManualClock(), CountingWaker()
+    with (
+        fresh_dir("sw") as directory,
+        sessionwatch_store(directory, "normal", clock=clock, waker=waker) as watch,
+    ):
+        side = sweep.SwSweep.build(watch, clock, waker)
+        profile(
+            f"sweep() over {sweep.CURSORS:,} open cursors (NORMAL)",
+            side.sweep,
+            calls,
+            top,
+            prepare=side.prepare,
+            warmup=1,
+        )
+
+
+def profile_record(calls: int, top: int) -> None:
+    """`record` with one registered watcher, and `record_many` of 100 (the `record` and `batch` set-ups)."""
     with fresh_dir("sw") as directory, sessionwatch_store(directory, "normal") as watch:
         watch.upsert_session(TARGET, spawned_by=WATCHER)
+        assert watch.watch(WATCHER, TARGET), "the watcher must be registered"
         human = Actor.human()
         kind = SignalKind.HUMAN_DIRECT_MESSAGE
         profile(
             "record (NORMAL)",
             lambda: watch.record(TARGET, kind=kind, actor=human, summary=SUMMARY),
-            args.calls,
-            args.top,
+            calls,
+            top,
         )
         inputs = [
             SignalInput(session_key=TARGET, kind=kind, actor=human, summary=SUMMARY) for _ in range(100)
         ]
-        profile("record_many x100 (NORMAL)", lambda: watch.record_many(inputs), args.calls // 20, args.top)
+        profile("record_many x100 (NORMAL)", lambda: watch.record_many(inputs), calls // 20, top)
+
+
+def profile_reads(calls: int, top: int) -> None:
+    """The full-page reconciliation and the head read (the `reconcile` and `head` set-ups)."""
     with loaded_stores() as loaded:
         key, v = session_key(SESSIONS // 2), since(SESSIONS // 2)
         profile(
             "session_status(changes_since=v), full page of 200",
             lambda: loaded.watch.session_status(key, changes_since=v, limit=PAGE),
-            args.calls // 5,
-            args.top,
+            calls // 5,
+            top,
         )
-        profile("session_status() (head)", lambda: loaded.watch.session_status(key), args.calls * 5, args.top)
+        profile("session_status() (head)", lambda: loaded.watch.session_status(key), calls * 5, top)
+
+
+def main() -> None:
+    """Profile record, record_many, the reconciliation, the head read, fan-out and sweep."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--top", type=int, default=25, help="functions shown per table")
+    parser.add_argument("--calls", type=int, default=2000, help="record calls profiled")
+    parser.add_argument("--statement-cache", type=int, help="diagnostic: sqlite3 statement cache size")
+    parser.add_argument(
+        "--only",
+        default=",".join(CASES),
+        help=f"comma-separated cases to profile, among {','.join(CASES)}",
+    )
+    args = parser.parse_args()
+    only = {case.strip() for case in str(args.only).split(",") if case.strip()}
+    if not only <= set(CASES):
+        parser.error(f"--only: unknown cases {sorted(only - set(CASES))}")
+    if args.statement_cache:
+        use_statement_cache(args.statement_cache)
+        print(f"(diagnostic: sessionwatch connections opened with cached_statements={args.statement_cache})")
+    if "record" in only:
+        profile_record(args.calls, args.top)
+    if "reconcile" in only:
+        profile_reads(args.calls, args.top)
+    if "fanout" in only:
+        profile_fanout(max(20, args.calls // 20), args.top)
+    if "sweep" in only:
+        profile_sweep(3, args.top)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,11 @@
 """`record`: one `human_direct_message` by a human on a target with one watcher, steady state.
 
-sessionwatch: the strict `record(...)` on a target whose spawn-edge watcher is `agent:main:main`
-(`upsert_session(target, spawned_by=...)`; `watch()` is not built yet). Peer: one transaction per
-signal on a target with one registered cursor row. Ratio: sessionwatch ops/s / peer ops/s.
+sessionwatch: the strict `record(...)` on a target watched by `agent:main:main` through `watch()`
+(a registered cursor: the strict `record` passes no producer watchers, so without it the target
+would have no watcher at all and the material update would touch nothing); the watcher is also the
+target's spawn-edge parent (`upsert_session(target, spawned_by=...)`). Peer: one transaction per
+signal on a target with one registered cursor row. Both sides move that one cursor on every signal.
+Ratio: sessionwatch ops/s / peer ops/s.
 Targets (SPEC §15.1): >= 0.35x at NORMAL, >= 0.6x at FULL.
 """
 
@@ -45,6 +48,7 @@ def run_setting(mode: Mode, setting: Synchronous) -> Result:
         peer.watch(WATCHER, TARGET, AGENT)
         with sessionwatch_store(sw_dir, setting) as watch:
             watch.upsert_session(TARGET, spawned_by=WATCHER)
+            assert watch.watch(WATCHER, TARGET), "the watcher must be registered"
             human = Actor.human()
             kind = SignalKind.HUMAN_DIRECT_MESSAGE
 
@@ -59,6 +63,9 @@ def run_setting(mode: Mode, setting: Synchronous) -> Result:
             rounds = interleave(peer_call, sw_call, mode)
             peer_head = peer.head(TARGET, AGENT)
             sw_head = watch.session_status(TARGET).state_version
+            cursor = watch.cursor(WATCHER, TARGET)
+            assert cursor is not None, "the watcher must hold a cursor"
+            assert cursor.material == sw_head, "every signal must move the watcher's cursor"
         peer.close()
     return throughput_result(
         NAME,
