@@ -7,11 +7,12 @@ a Python module path, so classes can move and be renamed freely (ADR-0004). The 
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from typing import Final
 from uuid import UUID, uuid5
 
 import orjson
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import ApplicationRecorder, StoredEvent
 
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
@@ -79,6 +80,18 @@ def decode(topic: str, state: bytes) -> DomainEvent:
     if cls is None:
         raise UnknownStoredEvent(f"unknown stored event type {topic!r}")
     return cls.model_validate(orjson.loads(state))
+
+
+def replay(recorder: ApplicationRecorder, page_size: int = 1000) -> Iterator[DomainEvent]:
+    """Every event a recorder holds, decoded, in notification order, read a page at a time."""
+    start = 1
+    while True:
+        page = recorder.select_notifications(start, page_size)
+        if not page:
+            return
+        for notification in page:
+            yield decode(notification.topic, notification.state)
+        start = page[-1].id + 1
 
 
 def to_stored(stream_id: UUID, version: int, event: DomainEvent) -> StoredEvent:

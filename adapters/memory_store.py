@@ -21,7 +21,7 @@ from sessionwatch.adapters.archive import JsonlArchive
 from sessionwatch.adapters.mapper import (
     STORE_STREAM_ID,
     cursor_stream_id,
-    decode,
+    replay,
     session_stream_id,
     to_stored,
 )
@@ -48,8 +48,6 @@ from sessionwatch.projections.read_model import (
 )
 from sessionwatch.projections.retention import plan_prune, prune
 from sessionwatch.projections.status import build_status, page_after
-
-_REPLAY_PAGE = 1000
 
 
 class MemoryEventRecorder(POPOApplicationRecorder):
@@ -367,15 +365,8 @@ class MemorySignalStore:
         return self.model
 
     def replay(self) -> Iterator[DomainEvent]:
-        """Every stored event in insertion order."""
-        start = 1
-        while True:
-            page = self.recorder.select_notifications(start, _REPLAY_PAGE)
-            if not page:
-                return
-            for notification in page:
-                yield decode(notification.topic, notification.state)
-            start = page[-1].id + 1
+        """Every stored event in commit order."""
+        return replay(self.recorder)
 
     def close(self) -> None:
         """Nothing to release."""

@@ -27,7 +27,13 @@ from eventsourcing.sqlite import (
 
 from sessionwatch.adapters import sqlite_schema as sql
 from sessionwatch.adapters.archive import JsonlArchive
-from sessionwatch.adapters.mapper import STORE_STREAM_ID, cursor_stream_id, decode, encode, session_stream_id
+from sessionwatch.adapters.mapper import (
+    STORE_STREAM_ID,
+    cursor_stream_id,
+    encode,
+    replay,
+    session_stream_id,
+)
 from sessionwatch.adapters.store import PruneCounts, StoreError, SweepCounts
 from sessionwatch.domain import session, watch_cursor
 from sessionwatch.domain.events import DomainEvent
@@ -54,7 +60,6 @@ from sessionwatch.projections.read_model import ReadModel
 from sessionwatch.projections.status import build_status
 
 Synchronous: TypeAlias = Literal["normal", "full"]
-_REPLAY_PAGE = 1000
 _DEFAULT_LOCK_TIMEOUT = 5
 
 
@@ -505,15 +510,8 @@ class SqliteSignalStore:
         return ReadModel(sessions, {k: tuple(v) for k, v in signals.items()}, dedupe, cursors)
 
     def replay(self) -> Iterator[DomainEvent]:
-        """Every stored event in commit order, paged."""
-        start = 1
-        while True:
-            page = self.recorder.select_notifications(start, _REPLAY_PAGE)
-            if not page:
-                return
-            for notification in page:
-                yield decode(notification.topic, notification.state)
-            start = page[-1].id + 1
+        """Every stored event in commit order."""
+        return replay(self.recorder)
 
     def durability(self) -> Synchronous:
         """The `synchronous` setting a pooled connection actually runs with (SPEC §15.1)."""

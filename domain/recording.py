@@ -8,15 +8,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict
-
 from sessionwatch.domain.errors import InvalidSignal
-from sessionwatch.domain.keys import SessionIdentity, check_key, resolve_identity
-from sessionwatch.domain.session import RecordSignal
+from sessionwatch.domain.keys import check_key, resolve_identity
+from sessionwatch.domain.session import RecordSignal, SignalFields
 from sessionwatch.domain.signals import (
-    ActorType,
-    Payload,
-    SignalKind,
     check_kind,
     check_optional_text,
     check_payload,
@@ -26,29 +21,8 @@ from sessionwatch.domain.signals import (
 )
 
 
-class SignalDraft(BaseModel):
+class SignalDraft(SignalFields):
     """A validated signal waiting for its sequence."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    session_key: str
-    agent_id: str
-    session_id: str | None = None
-    kind: SignalKind
-    actor_type: ActorType
-    actor_id: str | None = None
-    run_id: str | None = None
-    occurred_at_ms: int
-    recorded_at_ms: int
-    summary: str
-    payload: Payload | None = None
-    dedupe_key: str | None = None
-    watchers: tuple[str, ...] = ()
-
-    @property
-    def identity(self) -> SessionIdentity:
-        """The session identity the signal is for."""
-        return SessionIdentity(self.session_key, self.agent_id)
 
     def at(self, sequence: int) -> RecordSignal:
         """The command recording this draft at `sequence`."""

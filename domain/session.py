@@ -31,11 +31,11 @@ class SessionUpserted(Event):
     parent_session_key: str | None = None
 
 
-class SignalRecorded(Event):
-    """A signal was appended to the session's log at a global `sequence` (SPEC §3.2)."""
+class SignalFields(BaseModel):
+    """The fields of one signal (SPEC §3.2), shared by its draft, its command and its event."""
 
-    type: Literal["session.signal_recorded.v1"] = "session.signal_recorded.v1"
-    sequence: int
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     session_key: str
     agent_id: str
     session_id: str | None = None
@@ -54,6 +54,13 @@ class SignalRecorded(Event):
     def identity(self) -> SessionIdentity:
         """The session identity the signal belongs to."""
         return SessionIdentity(self.session_key, self.agent_id)
+
+
+class SignalRecorded(SignalFields, Event):
+    """A signal was appended to the session's log at a global `sequence` (SPEC §3.2)."""
+
+    type: Literal["session.signal_recorded.v1"] = "session.signal_recorded.v1"
+    sequence: int
 
 
 class SessionReset(Event):
@@ -91,23 +98,10 @@ class UpsertSession(Command):
     parent_session_key: str | None = None
 
 
-class RecordSignal(Command):
+class RecordSignal(SignalFields, Command):
     """Append one validated signal at the `sequence` the shell allocated."""
 
     sequence: int
-    session_key: str
-    agent_id: str
-    session_id: str | None = None
-    kind: SignalKind
-    actor_type: ActorType
-    actor_id: str | None = None
-    run_id: str | None = None
-    occurred_at_ms: int
-    recorded_at_ms: int
-    summary: str
-    payload: Payload | None = None
-    dedupe_key: str | None = None
-    watchers: tuple[str, ...] = ()
 
 
 class ResetSession(Command):
