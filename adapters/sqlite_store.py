@@ -61,6 +61,7 @@ from sessionwatch.projections.status import build_status
 
 Synchronous: TypeAlias = Literal["normal", "full"]
 _DEFAULT_LOCK_TIMEOUT = 5
+_WAL_SIZE_LIMIT = 16 * 1024 * 1024
 
 
 class _Pool(SQLiteConnectionPool):
@@ -87,6 +88,7 @@ class _Pool(SQLiteConnectionPool):
                 timeout=self.lock_timeout or _DEFAULT_LOCK_TIMEOUT,
             )
             raw.execute("PRAGMA journal_mode=WAL")
+            raw.execute(f"PRAGMA journal_size_limit={_WAL_SIZE_LIMIT}")  # a prune's WAL is not kept forever
             raw.execute(f"PRAGMA synchronous={self.synchronous.upper()}")
         except sqlite3.Error as exc:
             raise StoreError(f"cannot connect to {self.db_name}: {exc}") from exc
@@ -372,10 +374,10 @@ class _SqliteWrite:
         self._states.clear()  # heads and watermarks changed under the cache
         c.execute("INSERT OR REPLACE INTO sw_meta (name, value) VALUES ('last_prune_ms', ?)", (now_ms,))
         counts = PruneCounts(cutoffs, signals_removed, stamped, expired, events_deleted=0, archived=archived)
-        c.execute(sql.COUNT_REPLACEABLE_EVENTS)
-        replaceable, sessions_count, cursors_count = c.fetchone()
-        if not (signals_removed or expired or compaction_due(replaceable, sessions_count, cursors_count)):
-            return counts  # nothing changed and too little to compact: a prune that writes no event
+        if not (signals_removed or expired):
+            c.execute(sql.COUNT_REPLACEABLE_EVENTS)
+            if not compaction_due(*c.fetchone()):
+                return counts  # nothing changed and too little to compact: a prune that writes no event
         c.execute(f"SELECT {sql.SESSION_COLUMNS} FROM sw_sessions ORDER BY session_key, agent_id")
         sessions = tuple(sql.session_state(r) for r in c.fetchall())
         c.execute(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import math
 import os
 import platform
 import sqlite3
@@ -98,10 +99,11 @@ class Target:
     - `ratio_at_most`: the ratio is sw time / peer time (smaller is better) and must stay under
       `value` (SPEC's "<= 2x the peer's time");
     - `sw_at_most`: sessionwatch's own median (in `unit`) must stay under `value`;
+    - `sw_below`: sessionwatch's own figure must be strictly below `value` (SPEC's "< 200 MB");
     - `info`: a context line without a target of its own (not counted by `run.py`).
     """
 
-    kind: Literal["ratio_at_least", "ratio_at_most", "sw_at_most", "info"]
+    kind: Literal["ratio_at_least", "ratio_at_most", "sw_at_most", "sw_below", "info"]
     value: float
     unit: str = "x"
 
@@ -109,11 +111,13 @@ class Target:
         """How the table shows it."""
         match self.kind:
             case "ratio_at_least":
-                return f">= {self.value:g}x"
+                return f">= {self.value:,g}x"
             case "ratio_at_most":
-                return f"<= {self.value:g}x"
+                return f"<= {self.value:,g}x"
             case "sw_at_most":
-                return f"<= {self.value:g}{'' if self.unit == 'x' else ' '}{self.unit}"
+                return f"<= {self.value:,g}{'' if self.unit == 'x' else ' '}{self.unit}"
+            case "sw_below":
+                return f"< {self.value:,g}{'' if self.unit == 'x' else ' '}{self.unit}"
             case "info":
                 return "(context)"
 
@@ -131,6 +135,8 @@ class Target:
                 return ratio <= self.value
             case "sw_at_most":
                 return sw_median <= self.value
+            case "sw_below":
+                return sw_median < self.value
             case "info":
                 return True
 
@@ -153,6 +159,11 @@ def at_most_us(micros: float) -> Target:
 def sw_at_most(value: float, unit: str) -> Target:
     """The sessionwatch median figure (in `unit`: `s`, `x`, ...) must stay under `value`."""
     return Target("sw_at_most", value, unit)
+
+
+def sw_below(value: float, unit: str) -> Target:
+    """The sessionwatch figure (in `unit`) must stay strictly below `value`."""
+    return Target("sw_below", value, unit)
 
 
 CONTEXT = Target("info", 0.0)
@@ -181,6 +192,9 @@ class Result:
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         out = asdict(self)
+        for name in ("peer_median", "ratio"):  # NaN (no peer) is not JSON: null
+            if math.isnan(out[name]):
+                out[name] = None
         out["target"] = {"kind": self.target.kind, "value": self.target.value, "label": self.target.label()}
         return out
 
@@ -241,7 +255,49 @@ def time_result(
     return Result(workload, setting, unit, peer, sw, ratio, target, met, peer_rounds, sw_rounds, extra or {})
 
 
+def speed_result(
+    workload: str,
+    setting: str,
+    unit: str,
+    rounds: tuple[list[float], list[float]],
+    *,
+    target: Target,
+    extra: dict[str, Any] | None = None,
+) -> Result:
+    """Median times per round (peer, sw) -> a result whose ratio is peer time / sw time.
+
+    For the targets SPEC §15.1 words as "k x the peer" on work timed once per round (`prune`):
+    bigger is better, as for a rate.
+    """
+    peer_rounds, sw_rounds = rounds
+    peer = statistics.median(peer_rounds)
+    sw = statistics.median(sw_rounds)
+    ratio = peer / sw
+    met = target.met(ratio, sw)
+    return Result(workload, setting, unit, peer, sw, ratio, target, met, peer_rounds, sw_rounds, extra or {})
+
+
+NO_PEER = math.nan
+"""The peer figure and the ratio of a line measuring sessionwatch alone (`flat`): shown as `-`."""
+
+
+def sw_only_result(
+    workload: str,
+    setting: str,
+    unit: str,
+    value: float,
+    *,
+    target: Target,
+    extra: dict[str, Any] | None = None,
+) -> Result:
+    """A line with sessionwatch's figure alone (no peer, no ratio), checked against `target`."""
+    met = target.met(NO_PEER, value)
+    return Result(workload, setting, unit, NO_PEER, value, NO_PEER, target, met, [], [value], extra or {})
+
+
 def _figure(value: float, unit: str) -> str:
+    if math.isnan(value):
+        return "-"
     match unit:
         case "us":
             return f"{value:,.1f} us"
@@ -249,12 +305,14 @@ def _figure(value: float, unit: str) -> str:
             return f"{value:,.3f} s"
         case "x":
             return f"{value:,.2f}x"
+        case "MB":
+            return f"{value:,.1f} MB"
         case _:
             return f"{value:,.0f} {unit}"
 
 
 HEADER = (
-    f"{'workload':<11} {'setting':<8} {'peer-median':>18} {'sw-median':>18} {'ratio':>8}  {'target':<10} met?"
+    f"{'workload':<11} {'setting':<8} {'peer-median':>18} {'sw-median':>18} {'ratio':>8}  {'target':<17} met?"
 )
 
 
@@ -264,12 +322,16 @@ def _verdict(result: Result) -> str:
     return "yes" if result.met else "NO"
 
 
+def _ratio(ratio: float) -> str:
+    return "-" if math.isnan(ratio) else f"{ratio:.2f}x"
+
+
 def format_row(result: Result) -> str:
     """One table line: workload, setting, peer median, sw median, ratio, target, met?."""
     return (
         f"{result.workload:<11} {result.setting:<8} {_figure(result.peer_median, result.unit):>18}"
-        f" {_figure(result.sw_median, result.unit):>18} {result.ratio:>7.2f}x  {result.target.label():<10}"
-        f" {_verdict(result)}"
+        f" {_figure(result.sw_median, result.unit):>18} {_ratio(result.ratio):>8}"
+        f"  {result.target.label():<17} {_verdict(result)}"
     )
 
 

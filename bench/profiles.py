@@ -5,18 +5,25 @@ functions by cumulative time and by own time: `record` and `record_many` of 100 
 `batch` set-ups), the full-page `session_status(changes_since=v)` and the head read (`reconcile`,
 `head`), one `record` on a target with 1,000 watchers and a counting waker (`fan-out`), and
 `sweep()` over 10,000 open cursors with a settable clock and a counting waker (`sweep`; each
-profiled sweep is prepared untimed). `--statement-cache N` is a diagnostic: it opens sessionwatch's
-SQLite connections with a statement cache of N entries, to show what the core gains from its cache
-(eventsourcing's own pool opens them with `cached_statements=True`, i.e. ONE entry). It changes
-nothing on disk. (Named `profiles` so it does not shadow the standard library's `profile`, which
-cProfile imports.)
+profiled sweep is prepared untimed), and the forced `prune()` of 50,000 expired signals over 50
+sessions (`prune`: each profiled prune on a fresh copy of the `prune` store; then the timeline of
+the SQL statements of one more prune on each side, sessionwatch and the peer: the milliseconds from
+each statement's start to the next one's, its Python glue included).
+
+`--statement-cache N` is a diagnostic: it opens sessionwatch's SQLite connections with a statement
+cache of N entries, to show what the core gains from its cache (eventsourcing's own pool opens them
+with `cached_statements=True`, i.e. ONE entry). It changes nothing on disk.
+
+(Named `profiles` so it does not shadow the standard library's `profile`, which cProfile imports.)
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import functools
 import io
+import itertools
 import pstats
 import sqlite3
 import sys
@@ -27,7 +34,8 @@ from typing import Any
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # `python bench/profiles.py` finds `bench.*`
 
-from bench import fanout, sweep
+import sessionwatch
+from bench import fanout, prune, sweep
 from bench.harness import (
     SUMMARY,
     TARGET,
@@ -36,11 +44,14 @@ from bench.harness import (
     ManualClock,
     fresh_dir,
     sessionwatch_store,
+    settle,
 )
+from bench.peer import PeerStore
 from bench.reconcile import PAGE, SESSIONS, loaded_stores, session_key, since
 from sessionwatch import Actor, SignalInput, SignalKind
 
-CASES = ("record", "reconcile", "fanout", "sweep")
+CASES = ("record", "reconcile", "fanout", "sweep", "prune")
+PRUNES = 3
 FANOUT_WATCHERS = 1_000
 
 
@@ -131,6 +142,87 @@ def profile_sweep(calls: int, top: int) -> None:
         )
 
 
+def statement_timeline(call: Callable[[], object]) -> list[tuple[float, str]]:
+    """Diagnostic: run `call` with every new SQLite connection tracing its statements.
+
+    Returns (`time.perf_counter()`, statement) for each statement as it began.
+    """
+    timeline: list[tuple[float, str]] = []
+    connect = sqlite3.connect
+
+    def trace(statement: str) -> None:
+        timeline.append((time.perf_counter(), statement))
+
+    def connect_traced(*args: Any, **kwargs: Any) -> sqlite3.Connection:  # noqa: ANN401 - sqlite3.connect's
+        connection: sqlite3.Connection = connect(*args, **kwargs)
+        connection.set_trace_callback(trace)
+        return connection
+
+    sqlite3.connect = connect_traced  # type: ignore[assignment]  # diagnostic patch, by design
+    try:
+        call()
+    finally:
+        sqlite3.connect = connect
+    return timeline
+
+
+def profile_prune(top: int) -> None:
+    """A forced `prune()` of 50,000 expired signals over 50 sessions (the `prune` set-up)."""
+    with fresh_dir("prune-built") as built_dir, fresh_dir("sw") as sw_dir:
+        built = prune.build(built_dir)
+        prune.sw_round(built, sw_dir)  # warm-up
+        profiler = cProfile.Profile()
+        spent = 0.0
+        for _ in range(PRUNES):
+            path = prune.fresh_copy(built.sw_path, sw_dir)
+            with sessionwatch.open(f"sqlite:///{path}", clock=ManualClock(), sweep_on_open=False) as watch:
+                start = time.perf_counter()
+                profiler.enable()
+                report = watch.prune(force=True)
+                profiler.disable()
+                spent += time.perf_counter() - start
+            assert report.signals_removed == prune.SIGNALS, report
+        print(f"=== prune(force=True), {prune.SIGNALS:,} expired signals: {PRUNES} calls,")
+        print(f"    {spent / PRUNES * 1e3:,.1f} ms per call profiled")
+        for order in ("cumulative", "tottime"):
+            out = io.StringIO()
+            pstats.Stats(profiler, stream=out).strip_dirs().sort_stats(order).print_stats(top)
+            body = out.getvalue()
+            print(f"--- by {order}")
+            print(body[body.find("   ncalls") :].rstrip())
+        sw_path = prune.fresh_copy(built.sw_path, sw_dir)
+        peer_path = prune.fresh_copy(built.peer_path, sw_dir)
+
+        def sw_prune(bounds: list[float]) -> None:
+            with sessionwatch.open(f"sqlite:///{sw_path}", clock=ManualClock(), sweep_on_open=False) as watch:
+                settle()
+                bounds.append(time.perf_counter())
+                watch.prune(force=True)
+                bounds.append(time.perf_counter())
+
+        def peer_prune(bounds: list[float]) -> None:
+            peer = PeerStore(peer_path)
+            try:
+                settle()
+                bounds.append(time.perf_counter())
+                peer.prune()
+                bounds.append(time.perf_counter())
+            finally:
+                peer.close()
+
+        for label, one_prune in (("sessionwatch prune(force=True)", sw_prune), ("peer prune()", peer_prune)):
+            bounds: list[float] = []
+            timeline = statement_timeline(functools.partial(one_prune, bounds))
+            began, returned = bounds
+            lines = [(at, text) for at, text in timeline if began <= at <= returned]
+            lines.append((returned, "(returned)"))
+            print(f"--- statements of one {label}: {(returned - began) * 1e3:,.1f} ms (ms to the next one)")
+            print(f"{(lines[0][0] - began) * 1e3:>9.1f}  (before the first statement)")
+            for (at, text), (after, _) in itertools.pairwise(lines):
+                print(f"{(after - at) * 1e3:>9.1f}  {' '.join(text.split())[:150]}")
+    print()
+
+
 def profile_record(calls: int, top: int) -> None:
     """`record` with one registered watcher, and `record_many` of 100 (the `record` and `batch` set-ups)."""
     with fresh_dir("sw") as directory, sessionwatch_store(directory, "normal") as watch:
@@ -189,6 +281,8 @@ def main() -> None:
         profile_fanout(max(20, args.calls // 20), args.top)
     if "sweep" in only:
         profile_sweep(3, args.top)
+    if "prune" in only:
+        profile_prune(args.top)
 
 
 if __name__ == "__main__":
