@@ -321,7 +321,8 @@ def _open_existing(
     parsed = parse_url(db)
     if parsed.scheme == "sqlite" and not Path(parsed.path).exists():
         raise CliError(f"no store at {parsed.path} (nothing recorded yet, or a wrong --db)")
-    return open_watch(db, waker=waker, sweep_on_open=False, retention=retention)
+    # A command prints the wakes of its own writes only, never those of other processes.
+    return open_watch(db, waker=waker, sweep_on_open=False, retention=retention, cross_process_wakes=False)
 
 
 class WakeRequests:

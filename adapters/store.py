@@ -1,15 +1,15 @@
 """The store port: an event store plus its read models, written in one transaction.
 
-`SignalStore` implementations (`MemorySignalStore`, `SqliteSignalStore`) must behave identically;
-the contract suite in `tests/contract` runs against each (ADR-0005).
+`SignalStore` implementations (`MemorySignalStore`, `SqliteSignalStore`, `PostgresSignalStore`)
+must behave identically; the contract suite in `tests/contract` runs against each (ADR-0005).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from sessionwatch.adapters.archive import JsonlArchive
 from sessionwatch.domain.events import DomainEvent
@@ -154,4 +154,17 @@ class SignalStore(Protocol):
 
     def close(self) -> None:
         """Release connections; the store is unusable afterwards."""
+        ...
+
+
+@runtime_checkable
+class CrossProcessWakes(Protocol):
+    """A store shared by several processes that tells this one of notices opened elsewhere (SPEC §16)."""
+
+    def listen_for_wakes(self, deliver: Callable[[str, str], None]) -> None:
+        """Call `deliver(watcher_key, target_key)` for notices that other processes open, until `close()`.
+
+        Returns once listening. After a lost connection it reconnects and delivers every pending
+        notice, so no wake is missed; `deliver` may run on another thread (ADR-0009).
+        """
         ...

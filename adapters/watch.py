@@ -21,7 +21,7 @@ from sessionwatch.adapters.archive import JsonlArchive
 from sessionwatch.adapters.clock import SystemClock
 from sessionwatch.adapters.memory_store import MemorySignalStore
 from sessionwatch.adapters.sqlite_store import SqliteSignalStore
-from sessionwatch.adapters.store import SignalStore, WriteTransaction
+from sessionwatch.adapters.store import CrossProcessWakes, SignalStore, StoreError, WriteTransaction
 from sessionwatch.adapters.urls import parse_url
 from sessionwatch.domain import session, watch_cursor
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSession
@@ -122,7 +122,11 @@ def _wakes(notices: Iterable[CursorState | CursorKey | MaterialSignalSeen]) -> l
 
 
 class SessionWatch:
-    """Session state awareness over one store. Thread-safe; close it (or use `with`) when done."""
+    """Session state awareness over one store. Thread-safe; close it (or use `with`) when done.
+
+    On a store shared by several processes (PostgreSQL), a `waker` is also called, from a listener
+    thread, for notices that other processes open (SPEC §16), unless `cross_process_wakes=False`.
+    """
 
     def __init__(
         self,
@@ -131,6 +135,7 @@ class SessionWatch:
         clock: Clock | None = None,
         waker: Waker | None = None,
         retention: Retention | None = None,
+        cross_process_wakes: bool = True,
     ) -> None:
         self._store = store
         self._clock: Clock = clock or SystemClock()
@@ -141,6 +146,8 @@ class SessionWatch:
         self._last_prune_ms = store.last_prune_ms() or self._now_ms()
         self.startup_sweep: SweepReport | None = None
         """What the sweep run by `open()` did (None when `sweep_on_open=False`)."""
+        if waker is not None and cross_process_wakes and isinstance(store, CrossProcessWakes):
+            store.listen_for_wakes(self._wake_from_elsewhere)
 
     # ------------------------------------------------------------------------------- lifecycle
 
@@ -188,6 +195,11 @@ class SessionWatch:
             else:
                 woken.append(watcher)
         return woken
+
+    def _wake_from_elsewhere(self, watcher: str, target_key: str) -> None:
+        """Another process opened this notice: wake its watcher here too (SPEC §16)."""
+        if not is_subagent_key(watcher):
+            self._publish([(watcher, wake_reason(target_key))])
 
     # -------------------------------------------------------------------------------- sessions
 
@@ -786,10 +798,20 @@ def open_store(
     *,
     synchronous: Literal["normal", "full"] | None = None,
 ) -> SignalStore:
-    """Build the store a URL names (SPEC §13): memory, or a SQLite file (the default)."""
+    """Build the store a URL names (SPEC §13): memory, a SQLite file (the default), or PostgreSQL."""
     parsed = parse_url(url)
     if parsed.scheme == "memory":
         return MemorySignalStore()
+    if parsed.postgres is not None:
+        if synchronous is not None:
+            raise ValueError("synchronous: a SQLite setting; PostgreSQL durability is the server's")
+        try:  # the optional `sessionwatch[postgres]` extra: imported only when asked for
+            from sessionwatch.adapters.postgres_store import PostgresSignalStore  # noqa: PLC0415
+        except ImportError as exc:
+            raise StoreError(
+                f"PostgreSQL stores need psycopg: pip install 'sessionwatch[postgres]' ({exc})"
+            ) from exc
+        return PostgresSignalStore(parsed.postgres)
     if synchronous is not None and parsed.synchronous is not None and synchronous != parsed.synchronous:
         raise ValueError("synchronous: the argument and the URL disagree")
     return SqliteSignalStore(parsed.path, synchronous=synchronous or parsed.synchronous or "normal")
@@ -803,14 +825,18 @@ def open_watch(
     synchronous: Literal["normal", "full"] | None = None,
     sweep_on_open: bool = True,
     retention: Retention | None = None,
+    cross_process_wakes: bool = True,
 ) -> SessionWatch:
     """Open sessionwatch on the store `url` names (`None`: `$SESSIONWATCH_URL` or `./sessionwatch.db`).
 
     The restart sweep (SPEC §6.5) and its forced prune run once unless `sweep_on_open=False`.
+    `cross_process_wakes=False` keeps a PostgreSQL store from waking `waker` for other processes.
     """
     store = open_store(url, synchronous=synchronous)
     try:
-        watch = SessionWatch(store, clock=clock, waker=waker, retention=retention)
+        watch = SessionWatch(
+            store, clock=clock, waker=waker, retention=retention, cross_process_wakes=cross_process_wakes
+        )
     except BaseException:
         store.close()
         raise

@@ -1,4 +1,4 @@
-"""Fixtures shared by every suite: a fake clock and a `SessionWatch` on each store."""
+"""Fixtures shared by every suite: a fake clock and a `SessionWatch` on each store (tests/stores.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import FakeClock
 from hypothesis import HealthCheck, settings
+from stores import STORES, drop_reused_schemas, fresh_store_url, postgres_problem
 
 import sessionwatch
 from sessionwatch import SessionWatch
@@ -21,14 +22,12 @@ settings.register_profile(
 )
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
-STORES = ("memory", "sqlite")
 
-
-def store_url(kind: str, tmp_path: Path) -> str:
-    """The URL of a fresh store of `kind` under `tmp_path`."""
-    if kind == "memory":
-        return "memory://"
-    return f"sqlite:///{tmp_path / 'state.db'}"
+@pytest.fixture(scope="session", autouse=True)
+def _drop_reused_postgres_schemas() -> Iterator[None]:
+    yield
+    if postgres_problem() is None:
+        drop_reused_schemas()
 
 
 @pytest.fixture
@@ -42,7 +41,14 @@ def store_kind(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def watch(store_kind: str, tmp_path: Path, clock: FakeClock) -> Iterator[SessionWatch]:
+def store_url(store_kind: str, tmp_path: Path) -> Iterator[str]:
+    """The URL of a fresh store of each kind; reopening it within the test finds the same store."""
+    with fresh_store_url(store_kind, tmp_path) as url:
+        yield url
+
+
+@pytest.fixture
+def watch(store_url: str, clock: FakeClock) -> Iterator[SessionWatch]:
     """A `SessionWatch` on a fresh store, for every store (the contract suite's fixture)."""
-    with sessionwatch.open(store_url(store_kind, tmp_path), clock=clock) as opened:
+    with sessionwatch.open(store_url, clock=clock) as opened:
         yield opened

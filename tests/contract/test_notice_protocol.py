@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from fakes import FailingWaker, FakeWaker
@@ -28,19 +27,15 @@ OPS = "agent:ops:main"
 Positions = tuple[int, int, int]
 
 
-def url_of(store_kind: str, tmp_path: Path) -> str:
-    return "memory://" if store_kind == "memory" else f"sqlite:///{tmp_path / 'notices.db'}"
-
-
 @pytest.fixture
 def waker() -> FakeWaker:
     return FakeWaker()
 
 
 @pytest.fixture
-def awake(store_kind: str, tmp_path: Path, clock: FakeClock, waker: FakeWaker) -> Iterator[SessionWatch]:
+def awake(store_url: str, clock: FakeClock, waker: FakeWaker) -> Iterator[SessionWatch]:
     """A `SessionWatch` on a fresh store of each kind, with a recording waker."""
-    with sessionwatch.open(url_of(store_kind, tmp_path), clock=clock, waker=waker) as opened:
+    with sessionwatch.open(store_url, clock=clock, waker=waker) as opened:
         yield opened
 
 
@@ -694,11 +689,11 @@ def test_the_follow_up_of_a_drain_wakes_the_watcher_after_the_commit(
 
 
 def test_a_failing_waker_changes_no_stored_state_and_is_logged(
-    store_kind: str, tmp_path: Path, clock: FakeClock, caplog: pytest.LogCaptureFixture
+    store_url: str, clock: FakeClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     snapshots: list[ReadModel] = []
     waker = FailingWaker()
-    with sessionwatch.open(url_of(store_kind, tmp_path), clock=clock, waker=waker) as watch:
+    with sessionwatch.open(store_url, clock=clock, waker=waker) as watch:
         waker.probe = lambda _watcher, _reason: snapshots.append(watch.store.read_model())
         assert watch.watch(MANAGER, WORKER) is True
         with caplog.at_level(logging.WARNING, logger="sessionwatch"):
@@ -715,11 +710,9 @@ def test_a_failing_waker_changes_no_stored_state_and_is_logged(
     assert MANAGER in failures[0].getMessage()
 
 
-def test_a_failing_waker_never_undoes_a_drain_or_a_sweep(
-    store_kind: str, tmp_path: Path, clock: FakeClock
-) -> None:
+def test_a_failing_waker_never_undoes_a_drain_or_a_sweep(store_url: str, clock: FakeClock) -> None:
     waker = FailingWaker()
-    with sessionwatch.open(url_of(store_kind, tmp_path), clock=clock, waker=waker) as watch:
+    with sessionwatch.open(store_url, clock=clock, waker=waker) as watch:
         watch.upsert_session(MANAGER)
         s = spawn(watch)
         human(watch)

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from helpers import FakeClock
 from pydantic import ValidationError
+from stores import FILE_STORES, fresh_store_url
 
 import sessionwatch
 from sessionwatch import (
@@ -47,21 +48,13 @@ SIGNAL_TYPE = "session.signal_recorded.v1"
 Opener = Callable[..., SessionWatch]
 
 
-def url_of(kind: str, tmp_path: Path) -> str:
-    if kind == "memory":
-        return "memory://"
-    return f"sqlite:///{tmp_path / 'retention.db'}"
-
-
 @pytest.fixture
-def open_with(store_kind: str, tmp_path: Path, clock: FakeClock) -> Iterator[Opener]:
+def open_with(store_url: str, clock: FakeClock) -> Iterator[Opener]:
     """Open a fresh store of each kind with a chosen retention policy (and the fake clock)."""
     opened: list[SessionWatch] = []
 
     def opener(retention: Retention | None = None, **options: Any) -> SessionWatch:
-        watch = sessionwatch.open(
-            url_of(store_kind, tmp_path), clock=clock, retention=retention or Retention(), **options
-        )
+        watch = sessionwatch.open(store_url, clock=clock, retention=retention or Retention(), **options)
         opened.append(watch)
         return watch
 
@@ -994,17 +987,19 @@ def test_a_prune_that_removes_nothing_writes_no_archive_line(open_with: Opener, 
     assert not path.exists() or path.read_bytes() == b""
 
 
-# ----------------------------------------------------------------------------- both stores agree
+# ------------------------------------------------------------------------------ every store agrees
 
 
-def test_both_stores_prune_the_same_history_identically(tmp_path: Path) -> None:
+@pytest.mark.parametrize("other_kind", FILE_STORES)
+def test_every_store_prunes_the_same_history_as_the_memory_store(tmp_path: Path, other_kind: str) -> None:
     reports: list[tuple[PruneReport, int]] = []
     models: list[ReadModel] = []
-    for kind in ("memory", "sqlite"):
+    for kind in ("memory", other_kind):
         clock = FakeClock()
-        with sessionwatch.open(
-            url_of(kind, tmp_path), clock=clock, retention=Retention(days=1, max_signals=5)
-        ) as watch:
+        with (
+            fresh_store_url(kind, tmp_path) as url,
+            sessionwatch.open(url, clock=clock, retention=Retention(days=1, max_signals=5)) as watch,
+        ):
             watch.upsert_session(MANAGER)
             watch.record_spawn(requester_key=MANAGER, child_key=CHILD, child_run_id="run-1")
             watch.watch(WATCHER, WORKER)
@@ -1024,9 +1019,10 @@ def test_both_stores_prune_the_same_history_identically(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------ a reopened store
 
 
-def test_the_throttle_counts_from_the_stored_last_prune_after_reopening(tmp_path: Path) -> None:
+@pytest.mark.parametrize("store_kind", FILE_STORES)
+def test_the_throttle_counts_from_the_stored_last_prune_after_reopening(store_url: str) -> None:
     clock = FakeClock()
-    url = url_of("sqlite", tmp_path)
+    url = store_url
     policy = Retention(max_signals=1)
     with sessionwatch.open(url, clock=clock, retention=policy) as watch:
         watch.prune()
@@ -1041,9 +1037,10 @@ def test_the_throttle_counts_from_the_stored_last_prune_after_reopening(tmp_path
         assert retained(watch, WORKER) == [last]
 
 
-def test_the_throttle_counts_from_the_last_prune_of_any_process_sharing_the_store(tmp_path: Path) -> None:
+@pytest.mark.parametrize("store_kind", FILE_STORES)
+def test_the_throttle_counts_from_the_last_prune_of_any_process_sharing_the_store(store_url: str) -> None:
     clock = FakeClock()
-    url = url_of("sqlite", tmp_path)
+    url = store_url
     policy = Retention(max_signals=1)
     with sessionwatch.open(url, clock=clock, retention=policy) as first:
         clock.advance(minutes=50)
@@ -1060,9 +1057,10 @@ def test_the_throttle_counts_from_the_last_prune_of_any_process_sharing_the_stor
         assert first.store.last_prune_ms() == pruned_at
 
 
-def test_sequences_stay_above_every_pruned_or_deleted_one_after_reopening(tmp_path: Path) -> None:
+@pytest.mark.parametrize("store_kind", FILE_STORES)
+def test_sequences_stay_above_every_pruned_or_deleted_one_after_reopening(store_url: str) -> None:
     clock = FakeClock()
-    url = url_of("sqlite", tmp_path)
+    url = store_url
     with sessionwatch.open(url, clock=clock) as watch:
         old = [goal(watch, key).sequence for key in (WORKER, CHILD, WORKER)]
         clock.advance(days=31)

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple, NoReturn
 
 import pytest
 from helpers import START, FakeClock
+from stores import FILE_STORES
 
 import sessionwatch
 from sessionwatch import (
@@ -1001,9 +1002,10 @@ def test_the_read_model_rebuilt_from_the_event_store_equals_the_stored_one(
     assert len(rebuilt.sessions) == 4
 
 
-def test_reopening_a_sqlite_file_keeps_everything(tmp_path: Path) -> None:
+@pytest.mark.parametrize("store_kind", FILE_STORES)
+def test_reopening_a_store_keeps_everything(store_url: str) -> None:
     clock = FakeClock()
-    url = f"sqlite:///{tmp_path / 'kept.db'}"
+    url = store_url
     with sessionwatch.open(url, clock=clock) as first:
         spawned_child(first)
         human = first.record_human_message(CHILD, channel="telegram", dedupe_key="upstream:c:1")

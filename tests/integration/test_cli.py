@@ -965,7 +965,8 @@ def test_a_unicode_line_separator_in_the_input_is_escaped_in_the_error_line(
 @pytest.mark.parametrize(
     ("db", "message"),
     [
-        ("postgresql://user@127.0.0.1/db", "url: PostgreSQL stores are not supported"),
+        ("postgresql://user@127.0.0.1/db?schema=Bad-Name", "url: schema must be a lowercase identifier"),
+        ("postgres://user@127.0.0.1/db?lock_timeout=0", "url: lock_timeout must be a positive number"),
         ("ftp://host/x", "url: unknown scheme 'ftp'"),
         ("sqlite://host/x.db", "url: sqlite URLs have no host"),
         ("sqlite:///x.db?synchronous=sometimes", "url: synchronous must be normal or full"),

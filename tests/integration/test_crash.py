@@ -33,6 +33,9 @@ ENOUGH = 200
 ROUNDS = 3
 """Record, kill, reopen: each round's child starts on the file the previous kill left."""
 
+ROUND_STRIDE = 1_000_000
+"""Each round's loop indexes (and so dedupe keys `crash:<index>`) start at a multiple of this."""
+
 READ_TIMEOUT = 120.0
 EXIT_TIMEOUT = 30.0
 
@@ -111,13 +114,15 @@ def _complete(line: str) -> Returned | None:
 def run_and_kill(script: Path, url: str, mode: str, start: int) -> list[Returned]:
     """Run the child from loop index `start` until it printed `ENOUGH` sequences, SIGKILL it,
     and return everything it printed."""
-    child = subprocess.Popen(
-        [sys.executable, str(script), url, mode, str(start)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=script.parent,
-    )
+    errors = script.with_name(f"child-{mode}-{start}.stderr")
+    with errors.open("w", encoding="utf-8") as stderr:  # a file: a chatty child can never block on it
+        child = subprocess.Popen(
+            [sys.executable, str(script), url, mode, str(start)],
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            cwd=script.parent,
+        )
     lines: queue.Queue[str | None] = queue.Queue()
     reader = threading.Thread(target=_pump, args=(child.stdout, lines), daemon=True)
     reader.start()
@@ -128,7 +133,7 @@ def run_and_kill(script: Path, url: str, mode: str, start: int) -> list[Returned
             remaining = deadline - time.monotonic()
             assert remaining > 0, f"the child printed only {len(printed)} sequences in {READ_TIMEOUT} s"
             line = lines.get(timeout=remaining)
-            assert line is not None, f"the child exited early: {child.stderr.read() if child.stderr else ''}"
+            assert line is not None, f"the child exited early: {errors.read_text(encoding='utf-8')}"
             returned = _complete(line)
             assert returned is not None
             printed.append(returned)
@@ -143,9 +148,8 @@ def run_and_kill(script: Path, url: str, mode: str, start: int) -> list[Returned
         if child.poll() is None:
             child.kill()
             child.wait(timeout=EXIT_TIMEOUT)
-        for stream in (child.stdout, child.stderr):
-            if stream is not None:
-                stream.close()
+        if child.stdout is not None:
+            child.stdout.close()
     return printed
 
 
@@ -156,6 +160,7 @@ def every_change(watch: SessionWatch, key: str, agent_id: str | None) -> list[St
     while True:
         page = watch.session_status(key, changes_since=since, agent_id=agent_id).state_changes
         assert page is not None
+        assert all(change.sequence > since for change in page.events), "a page starts after its cursor"
         changes.extend(page.events)
         if not page.truncated:
             return changes
@@ -190,8 +195,10 @@ def test_a_killed_recorder_loses_no_returned_signal_and_leaves_the_store_consist
     printed: list[Returned] = []
     top = 0
 
-    for _ in range(ROUNDS):
-        start = printed[-1].index + 1 if printed else 0
+    for round_number in range(ROUNDS):
+        # Fresh dedupe keys each round: the kill may land after a commit but before the print, and
+        # re-recording that key would rightly return the stored signal (SPEC §3.2), not a new one.
+        start = round_number * ROUND_STRIDE
         this_round = run_and_kill(script, url, mode, start)
 
         assert len(this_round) >= ENOUGH

@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Iterable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import ClassVar
 
@@ -21,6 +22,7 @@ from helpers import FakeClock
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
+from stores import fresh_store_url, needs_postgres
 
 import sessionwatch
 from sessionwatch import Actor, Notice, SessionWatch, SignalKind, UnknownSession
@@ -182,7 +184,10 @@ class NoticeMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.tmp = Path(tempfile.mkdtemp(prefix="notice-machine-"))
-        self.url = "memory://" if self.store_kind == "memory" else f"sqlite:///{self.tmp / 'machine.db'}"
+        self.stack = ExitStack()
+        self.url = self.stack.enter_context(
+            fresh_store_url(self.store_kind, self.tmp, "machine.db", reuse=True)
+        )
         self.clock = FakeClock()
         self.waker = FakeWaker()
         self.watch: SessionWatch = sessionwatch.open(self.url, clock=self.clock, waker=self.waker)
@@ -191,6 +196,7 @@ class NoticeMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         self.watch.close()
+        self.stack.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     # ------------------------------------------------------------------------------- helpers
@@ -337,7 +343,7 @@ class NoticeMachine(RuleBasedStateMachine):
     @rule()
     def restart(self) -> None:
         self.waker.take()
-        if self.store_kind == "sqlite":
+        if self.store_kind != "memory":  # a store that outlives the process: reopen it
             self.watch.close()
             self.watch = sessionwatch.open(self.url, clock=self.clock, waker=self.waker)
         else:
@@ -396,6 +402,19 @@ class SqliteNoticeMachine(NoticeMachine):
     store_kind = "sqlite"
 
 
-@pytest.mark.parametrize("machine", [NoticeMachine, SqliteNoticeMachine], ids=["memory", "sqlite"])
+class PostgresNoticeMachine(NoticeMachine):
+    """The same machine on a PostgreSQL schema of its own; a restart reopens it."""
+
+    store_kind = "postgres"
+
+
+@pytest.mark.parametrize(
+    "machine",
+    [
+        pytest.param(NoticeMachine, id="memory"),
+        pytest.param(SqliteNoticeMachine, id="sqlite"),
+        pytest.param(PostgresNoticeMachine, id="postgres", marks=needs_postgres),
+    ],
+)
 def test_notice_machine_matches_the_spec_model(machine: type[NoticeMachine]) -> None:
     run_state_machine_as_test(machine, settings=MACHINE_SETTINGS)

@@ -20,14 +20,13 @@ import pytest
 from helpers import FakeClock
 from hypothesis import event, given
 from hypothesis import strategies as st
+from stores import STORES, fresh_store_url
 
 import sessionwatch
 from sessionwatch import Actor, Retention, SessionWatch, Signal, SignalInput, UnknownSession
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.signals import to_epoch_ms
 from sessionwatch.domain.watch_cursor import CursorKey, CursorState
-
-STORES = ("memory", "sqlite")
 
 SESSIONS = (
     SessionIdentity("agent:main:worker", "main"),
@@ -334,6 +333,8 @@ def run_history(url: str, history: list[Operation], max_signals: int) -> None:
 def test_pruning_keeps_heads_watermarks_gaps_and_sequences_as_the_spec_rule_says(
     store_kind: str, history: list[Operation], max_signals: int
 ) -> None:
-    with tempfile.TemporaryDirectory() as directory:
-        url = "memory://" if store_kind == "memory" else f"sqlite:///{Path(directory) / 'state.db'}"
+    with (
+        tempfile.TemporaryDirectory() as directory,
+        fresh_store_url(store_kind, Path(directory), reuse=True) as url,
+    ):
         run_history(url, history, max_signals)

@@ -1,0 +1,393 @@
+"""The PostgreSQL schema of sessionwatch: the SQLite store's tables in PostgreSQL syntax (ADR-0009).
+
+`stored_events` has exactly the shape of eventsourcing's `PostgresApplicationRecorder` table
+(`notification_id bigserial`, never reused), so eventsourcing's own recorder can read it. The read
+models are the SQLite ones; rows with `notified > last_seen` are the pending-notice view (SPEC §6.3).
+Key columns use the "C" collation: ordered by code point, like the memory and SQLite stores.
+Every statement runs with `search_path` set to the store's schema, so no name here is qualified.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeAlias
+
+import orjson
+
+from sessionwatch.domain.keys import agent_id_of
+from sessionwatch.domain.session import SessionState, SignalRecorded
+from sessionwatch.domain.signals import PUBLIC_PAYLOAD_KEYS, Payload, from_epoch_ms
+from sessionwatch.domain.watch_cursor import CursorState
+from sessionwatch.projections.models import StateChange
+
+Row: TypeAlias = Sequence[Any]
+"""One row as psycopg's tuple row factory returns it."""
+
+SCHEMA_VERSION = 1
+EVENTS_TABLE = "stored_events"
+WAKE_CHANNEL = "sessionwatch_wake"
+"""The NOTIFY channel of cross-process wakes (SPEC §16); payloads name their schema."""
+
+KEY = 'TEXT COLLATE "C" NOT NULL'
+
+SCHEMA = (
+    # eventsourcing's application-recorder table, including its append-only autovacuum settings
+    # (a vacuum threshold of 100 million rows): prunes delete from it, so the store vacuums it itself.
+    (
+        f"CREATE TABLE IF NOT EXISTS {EVENTS_TABLE} ("
+        " originator_id uuid NOT NULL,"
+        " originator_version bigint NOT NULL,"
+        " topic text,"
+        " state bytea,"
+        " notification_id bigserial,"
+        " PRIMARY KEY (originator_id, originator_version))"
+        " WITH (autovacuum_enabled = true, autovacuum_vacuum_threshold = 100000000,"
+        " autovacuum_vacuum_scale_factor = 0.5, autovacuum_analyze_threshold = 1000,"
+        " autovacuum_analyze_scale_factor = 0.01)"
+    ),
+    (
+        f"CREATE UNIQUE INDEX IF NOT EXISTS {EVENTS_TABLE}_notification_id_idx"
+        f" ON {EVENTS_TABLE} (notification_id)"
+    ),
+    # `sequence` is the counter (ADR-0006); its row is also the write lock (ADR-0009).
+    "CREATE TABLE IF NOT EXISTS sw_meta (name TEXT PRIMARY KEY, value BIGINT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS sw_streams (stream_id uuid PRIMARY KEY, version BIGINT NOT NULL)",
+    "INSERT INTO sw_meta (name, value) VALUES ('sequence', 0) ON CONFLICT (name) DO NOTHING",
+    (
+        "INSERT INTO sw_meta (name, value) VALUES ('schema_version', "
+        f"{SCHEMA_VERSION}) ON CONFLICT (name) DO NOTHING"
+    ),
+    (
+        "CREATE TABLE IF NOT EXISTS sw_sessions ("
+        f" session_key {KEY},"
+        f" agent_id {KEY},"
+        " session_id TEXT,"
+        " kind TEXT NOT NULL,"
+        " spawned_by TEXT,"
+        " parent_session_key TEXT,"
+        " registered INTEGER NOT NULL,"
+        " head BIGINT NOT NULL,"
+        " pruned_through BIGINT NOT NULL,"
+        " stream_version BIGINT NOT NULL,"
+        " PRIMARY KEY (session_key, agent_id))"
+    ),
+    (
+        "CREATE TABLE IF NOT EXISTS sw_signals ("
+        " sequence BIGINT PRIMARY KEY,"  # allocated by the counter, never by a serial
+        f" session_key {KEY},"
+        f" agent_id {KEY},"
+        " session_id TEXT,"
+        " kind TEXT NOT NULL,"
+        " actor_type TEXT NOT NULL,"
+        " actor_id TEXT,"
+        " run_id TEXT,"
+        " occurred_at_ms BIGINT NOT NULL,"
+        " recorded_at_ms BIGINT NOT NULL,"
+        " summary TEXT NOT NULL,"
+        " payload TEXT,"
+        " dedupe_key TEXT UNIQUE,"  # dedupe keys are global (SPEC §3.2)
+        " watchers TEXT,"
+        " notification_id BIGINT NOT NULL)"
+    ),
+    "CREATE INDEX IF NOT EXISTS sw_signals_by_session ON sw_signals (session_key, agent_id, sequence)",
+    "CREATE INDEX IF NOT EXISTS sw_signals_by_age ON sw_signals (occurred_at_ms)",
+    (
+        "CREATE TABLE IF NOT EXISTS sw_cursors ("
+        f" target_key {KEY},"
+        f" target_agent_id {KEY},"
+        f" watcher {KEY},"
+        " watcher_agent_id TEXT NOT NULL,"
+        " last_seen BIGINT NOT NULL,"
+        " notified BIGINT NOT NULL,"
+        " material BIGINT NOT NULL,"
+        " updated_at_ms BIGINT NOT NULL,"
+        " PRIMARY KEY (target_key, target_agent_id, watcher))"
+    ),
+    "CREATE INDEX IF NOT EXISTS sw_cursors_by_watcher ON sw_cursors (watcher)",
+    (
+        "CREATE OR REPLACE VIEW sw_pending_notices AS"
+        " SELECT watcher, target_key, target_agent_id, last_seen FROM sw_cursors WHERE notified > last_seen"
+    ),
+)
+
+# Every writer takes this row lock first: writers in all processes run one at a time, like SQLite's
+# BEGIN IMMEDIATE, so sequences, dedupe checks and the commit order of events are deterministic.
+LOCK_AND_READ_COUNTER = "SELECT value FROM sw_meta WHERE name = 'sequence' FOR UPDATE"
+WRITE_COUNTER = "UPDATE sw_meta SET value = %s WHERE name = 'sequence'"
+
+SESSION_COLUMNS = (
+    "session_key, agent_id, session_id, kind, spawned_by, parent_session_key,"
+    " registered, head, pruned_through"
+)
+SIGNAL_COLUMNS = (
+    "sequence, session_key, agent_id, session_id, kind, actor_type, actor_id, run_id,"
+    " occurred_at_ms, recorded_at_ms, summary, payload, dedupe_key, watchers"
+)
+CURSOR_COLUMNS = "watcher, target_key, target_agent_id, last_seen, notified, material, updated_at_ms"
+
+UPSERT_SESSION = (
+    f"INSERT INTO sw_sessions ({SESSION_COLUMNS}, stream_version)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    " ON CONFLICT (session_key, agent_id) DO UPDATE SET session_id = excluded.session_id,"
+    " kind = excluded.kind, spawned_by = excluded.spawned_by,"
+    " parent_session_key = excluded.parent_session_key, registered = excluded.registered,"
+    " head = excluded.head, pruned_through = excluded.pruned_through,"
+    " stream_version = excluded.stream_version"
+)
+DELETE_SESSION = "DELETE FROM sw_sessions WHERE session_key = %s AND agent_id = %s"
+DELETE_SESSION_SIGNALS = "DELETE FROM sw_signals WHERE session_key = %s AND agent_id = %s"
+INSERT_SIGNAL = (
+    f"INSERT INTO sw_signals ({SIGNAL_COLUMNS}, notification_id)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+INSERT_EVENT = (
+    f"INSERT INTO {EVENTS_TABLE} (originator_id, originator_version, topic, state)"
+    " VALUES (%s, %s, %s, %s) RETURNING notification_id"
+)
+SELECT_SESSION = (
+    f"SELECT {SESSION_COLUMNS}, stream_version FROM sw_sessions WHERE session_key = %s AND agent_id = %s"
+)
+SELECT_SESSIONS = f"SELECT {SESSION_COLUMNS} FROM sw_sessions ORDER BY session_key, agent_id"
+SELECT_BY_DEDUPE = f"SELECT {SIGNAL_COLUMNS} FROM sw_signals WHERE dedupe_key = %s"
+# `session_status` with `changesSince` as ONE statement, so one snapshot: the session row (columns
+# 0-8), its smallest retained sequence (9) and the page after `changesSince` (10-17; NULL when
+# empty), one row per event. No row: an unknown identity.
+SELECT_STATUS = (
+    "SELECT s.session_key, s.agent_id, s.session_id, s.kind, s.spawned_by, s.parent_session_key,"
+    " s.registered, s.head, s.pruned_through, f.first,"
+    " p.sequence, p.kind, p.actor_type, p.actor_id, p.run_id, p.occurred_at_ms, p.payload, p.summary"
+    " FROM sw_sessions AS s"
+    " CROSS JOIN LATERAL (SELECT MIN(sequence) AS first FROM sw_signals"
+    " WHERE session_key = s.session_key AND agent_id = s.agent_id) AS f"
+    " LEFT JOIN LATERAL (SELECT sequence, kind, actor_type, actor_id, run_id, occurred_at_ms, payload,"
+    " summary FROM sw_signals WHERE session_key = s.session_key AND agent_id = s.agent_id AND sequence > %s"
+    " ORDER BY sequence LIMIT %s) AS p ON TRUE"
+    " WHERE s.session_key = %s AND s.agent_id = %s ORDER BY p.sequence"
+)
+SELECT_CURSOR = (
+    f"SELECT {CURSOR_COLUMNS} FROM sw_cursors WHERE target_key = %s AND target_agent_id = %s AND watcher = %s"
+)
+SELECT_CURSORS_OF = (
+    f"SELECT {CURSOR_COLUMNS} FROM sw_cursors WHERE watcher = %s ORDER BY target_key, target_agent_id"
+)
+SELECT_PENDING_OF = (
+    f"SELECT {CURSOR_COLUMNS} FROM sw_cursors WHERE watcher = %s AND notified > last_seen"
+    " ORDER BY target_key, target_agent_id"
+)
+SELECT_ANY_CURSOR_ON = "SELECT 1 FROM sw_cursors WHERE target_key = %s AND target_agent_id = %s LIMIT 1"
+# Every pending notice: what a reconnected listener wakes watchers for (ADR-0009).
+SELECT_PENDING = (
+    "SELECT watcher, target_key FROM sw_cursors WHERE notified > last_seen"
+    " ORDER BY watcher, target_key, target_agent_id"
+)
+UPSERT_CURSOR = (
+    f"INSERT INTO sw_cursors ({CURSOR_COLUMNS}, watcher_agent_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+    " ON CONFLICT (target_key, target_agent_id, watcher) DO UPDATE SET last_seen = excluded.last_seen,"
+    " notified = excluded.notified, material = excluded.material, updated_at_ms = excluded.updated_at_ms"
+)
+DELETE_CURSOR = "DELETE FROM sw_cursors WHERE target_key = %s AND target_agent_id = %s AND watcher = %s"
+# SPEC §6.1 for every holder but the actor, in one statement (the peer's shape): N := e only when
+# no notice is outstanding, M := e always. `material < e` makes a redelivery a no-op.
+MATERIAL_UPDATE = (
+    "UPDATE sw_cursors SET notified = CASE WHEN notified = last_seen THEN %(e)s ELSE notified END,"
+    " material = %(e)s, updated_at_ms = %(now)s"
+    " WHERE target_key = %(key)s AND target_agent_id = %(agent)s"
+    " AND watcher IS DISTINCT FROM %(actor)s AND material < %(e)s"
+    " RETURNING watcher, last_seen, notified"
+)
+INSERT_NEW_CURSOR = (
+    f"INSERT INTO sw_cursors ({CURSOR_COLUMNS}, watcher_agent_id) VALUES (%s, %s, %s, 0, %s, %s, %s, %s)"
+    " ON CONFLICT (target_key, target_agent_id, watcher) DO NOTHING"
+)
+# The restart sweep (SPEC §6.5) over cursors whose watcher session exists (upserted, not deleted).
+_WATCHER_EXISTS = (
+    "EXISTS (SELECT 1 FROM sw_sessions AS s WHERE s.session_key = sw_cursors.watcher"
+    " AND s.agent_id = sw_cursors.watcher_agent_id AND s.registered = 1)"
+)
+_OPEN = "material > last_seen"
+SELECT_REPUBLISHED = (
+    "SELECT watcher, target_key, target_agent_id FROM sw_cursors"
+    f" WHERE {_OPEN} AND {_WATCHER_EXISTS} ORDER BY watcher, target_key, target_agent_id"
+)
+COUNT_OPEN = f"SELECT COUNT(*) FROM sw_cursors WHERE {_OPEN}"
+# N := M, updated_at := now; a cursor already frozen at M and stamped now is left alone (as `derive`).
+REFREEZE = (
+    "UPDATE sw_cursors SET notified = material, updated_at_ms = %(now)s"
+    f" WHERE {_OPEN} AND NOT (notified = material AND updated_at_ms = %(now)s) AND {_WATCHER_EXISTS}"
+)
+
+# The global cap keeps the newest `max_signals` of what the age cut-off keeps: this is the highest
+# sequence it removes (no row: nothing).
+CAP_THROUGH = (
+    "SELECT sequence FROM sw_signals WHERE occurred_at_ms >= %s ORDER BY sequence DESC LIMIT 1 OFFSET %s"
+)
+# SPEC §8: a signal goes when older than the age cut-off or at or below the cap's sequence.
+_REMOVED = "(occurred_at_ms < %(cut)s OR sequence <= %(through)s)"
+SELECT_REMOVED_EVENTS = (
+    "SELECT e.notification_id, e.originator_id, e.originator_version, e.topic, e.state FROM sw_signals AS s"
+    f" JOIN {EVENTS_TABLE} AS e ON e.notification_id = s.notification_id WHERE {_REMOVED} ORDER BY s.sequence"
+)
+# Each affected session's watermark rises to its highest removed sequence; no head is created or
+# lowered (a removed signal's session row exists, and its head is at least that sequence).
+STAMP_WATERMARKS = (
+    "UPDATE sw_sessions SET pruned_through = x.m, head = GREATEST(sw_sessions.head, x.m)"
+    f" FROM (SELECT session_key, agent_id, MAX(sequence) AS m FROM sw_signals WHERE {_REMOVED}"
+    " GROUP BY session_key, agent_id) AS x"
+    " WHERE sw_sessions.session_key = x.session_key AND sw_sessions.agent_id = x.agent_id"
+    " AND x.m > sw_sessions.pruned_through"
+)
+DELETE_REMOVED = f"DELETE FROM sw_signals WHERE {_REMOVED}"
+EXPIRE_CURSORS = "DELETE FROM sw_cursors WHERE updated_at_ms < %s"
+STAMP_LAST_PRUNE = (
+    "INSERT INTO sw_meta (name, value) VALUES ('last_prune_ms', %s)"
+    " ON CONFLICT (name) DO UPDATE SET value = excluded.value"
+)
+SELECT_LAST_PRUNE = "SELECT value FROM sw_meta WHERE name = 'last_prune_ms'"
+SELECT_COUNTER = "SELECT value FROM sw_meta WHERE name = 'sequence'"
+# Stored events a new checkpoint would let a prune delete: all but retained signals and checkpoints.
+COUNT_REPLACEABLE_EVENTS = (
+    f"SELECT (SELECT COUNT(*) FROM {EVENTS_TABLE} AS e WHERE e.topic != 'store.pruned.v1'"
+    " AND NOT EXISTS (SELECT 1 FROM sw_signals AS s WHERE s.notification_id = e.notification_id)),"
+    " (SELECT COUNT(*) FROM sw_sessions), (SELECT COUNT(*) FROM sw_cursors)"
+)
+# Everything before the prune's checkpoint except the retained signals' own events (ADR-0008).
+TRUNCATE_EVENTS = (
+    f"DELETE FROM {EVENTS_TABLE} AS e WHERE e.notification_id < %s"
+    " AND NOT EXISTS (SELECT 1 FROM sw_signals AS s WHERE s.notification_id = e.notification_id)"
+)
+# Outside any transaction, after a prune deleted rows (the events table never autovacuums).
+VACUUM = f"VACUUM (ANALYZE, SKIP_LOCKED) {EVENTS_TABLE}, sw_signals"
+
+UPSERT_STREAM = (
+    "INSERT INTO sw_streams (stream_id, version) VALUES (%s, %s)"
+    " ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version"
+)
+SELECT_STREAM_VERSION = (
+    "SELECT GREATEST(COALESCE((SELECT version FROM sw_streams WHERE stream_id = %(s)s), 0),"
+    f" COALESCE((SELECT MAX(originator_version) FROM {EVENTS_TABLE} WHERE originator_id = %(s)s), 0))"
+)
+SELECT_NOTIFICATIONS = (
+    f"SELECT notification_id, originator_id, originator_version, topic, state FROM {EVENTS_TABLE}"
+    " WHERE notification_id >= %s ORDER BY notification_id LIMIT %s"
+)
+NOTIFY_WAKES = "SELECT pg_notify(%s, payload) FROM unnest(%s::text[]) AS payload"
+
+
+def session_state(row: Row) -> SessionState:
+    """A `sw_sessions` row as the Session stream's state."""
+    return SessionState(
+        session_key=row[0],
+        agent_id=row[1],
+        known=True,
+        session_id=row[2],
+        kind=row[3],
+        spawned_by=row[4],
+        parent_session_key=row[5],
+        registered=bool(row[6]),
+        head=row[7],
+        pruned_through=row[8],
+    )
+
+
+def session_params(state: SessionState, stream_version: int) -> tuple[object, ...]:
+    """The `sw_sessions` row of a state at its stream's newest version."""
+    return (
+        state.session_key,
+        state.agent_id,
+        state.session_id,
+        state.kind,
+        state.spawned_by,
+        state.parent_session_key,
+        int(state.registered),
+        state.head,
+        state.pruned_through,
+        stream_version,
+    )
+
+
+def signal(row: Row) -> SignalRecorded:
+    """A `sw_signals` row as the stored event it came from."""
+    return SignalRecorded(
+        sequence=row[0],
+        session_key=row[1],
+        agent_id=row[2],
+        session_id=row[3],
+        kind=row[4],
+        actor_type=row[5],
+        actor_id=row[6],
+        run_id=row[7],
+        occurred_at_ms=row[8],
+        recorded_at_ms=row[9],
+        summary=row[10],
+        payload=Payload.model_validate_json(row[11]) if row[11] is not None else None,
+        dedupe_key=row[12],
+        watchers=tuple(orjson.loads(row[13])) if row[13] is not None else (),
+    )
+
+
+def signal_params(event: SignalRecorded, notification_id: int) -> tuple[object, ...]:
+    """The `sw_signals` row of a recorded signal stored at `notification_id`."""
+    payload = orjson.dumps(event.payload.as_dict()).decode() if event.payload is not None else None
+    watchers = orjson.dumps(list(event.watchers)).decode() if event.watchers else None
+    return (
+        event.sequence,
+        event.session_key,
+        event.agent_id,
+        event.session_id,
+        event.kind.value,
+        event.actor_type,
+        event.actor_id,
+        event.run_id,
+        event.occurred_at_ms,
+        event.recorded_at_ms,
+        event.summary,
+        payload,
+        event.dedupe_key,
+        watchers,
+        notification_id,
+    )
+
+
+def state_change(row: Row) -> StateChange:
+    """A `changesSince` event straight from its row."""
+    payload = None
+    if row[6] is not None:
+        shown = {k: v for k, v in orjson.loads(row[6]).items() if k in PUBLIC_PAYLOAD_KEYS}
+        payload = shown or None
+    return StateChange(
+        sequence=row[0],
+        kind=row[1],
+        actor_type=row[2],
+        occurred_at=from_epoch_ms(row[5]),
+        summary=row[7],
+        actor_id=row[3],
+        run_id=row[4],
+        payload=payload,
+    )
+
+
+def cursor_state(row: Row) -> CursorState:
+    """A `sw_cursors` row."""
+    return CursorState(
+        watcher=row[0],
+        target_key=row[1],
+        target_agent_id=row[2],
+        last_seen=row[3],
+        notified=row[4],
+        material=row[5],
+        updated_at_ms=row[6],
+    )
+
+
+def cursor_params(state: CursorState) -> tuple[object, ...]:
+    """The `sw_cursors` row of a cursor (with its watcher's agent id)."""
+    return (
+        state.watcher,
+        state.target_key,
+        state.target_agent_id,
+        state.last_seen,
+        state.notified,
+        state.material,
+        state.updated_at_ms,
+        agent_id_of(state.watcher),
+    )

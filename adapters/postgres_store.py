@@ -1,0 +1,689 @@
+"""`postgresql://`: the SQLite store's design on PostgreSQL, for several gateway processes (ADR-0009).
+
+Every write is one READ COMMITTED transaction that first locks the counter row (`sw_meta.sequence
+FOR UPDATE`): writers in every process run one at a time, as under SQLite's `BEGIN IMMEDIATE`, so
+sequences, dedupe checks and the commit order of events (which the implied cursor facts depend
+on, ADR-0007) are those of one serial history. The stored events and the read models are written in
+that transaction (ADR-0005); the wakes it owes other processes are NOTIFYed in it too, so PostgreSQL
+delivers them only if it commits. Every wait is bounded (connect, lock and statement timeouts).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import replace
+from typing import Final, TypeAlias, TypeVar
+from uuid import UUID
+
+import orjson
+import psycopg
+from eventsourcing.persistence import Notification
+from psycopg import errors as pg_errors
+from psycopg.conninfo import conninfo_to_dict
+from psycopg.pq import TransactionStatus
+from psycopg.rows import TupleRow
+
+from sessionwatch.adapters import postgres_schema as sql
+from sessionwatch.adapters.archive import JsonlArchive
+from sessionwatch.adapters.mapper import STORE_STREAM_ID, cursor_stream_id, decode, encode, session_stream_id
+from sessionwatch.adapters.postgres_listener import Deliver, PostgresWakeListener
+from sessionwatch.adapters.store import PruneCounts, StoreError, SweepCounts
+from sessionwatch.adapters.urls import PostgresUrl
+from sessionwatch.domain import session, watch_cursor
+from sessionwatch.domain.events import DomainEvent
+from sessionwatch.domain.keys import SessionIdentity, agent_id_of, is_subagent_key
+from sessionwatch.domain.retention import PruneCutoffs, Retention, SignalsPruned, compaction_due
+from sessionwatch.domain.session import (
+    SessionDeleted,
+    SessionEvent,
+    SessionReset,
+    SessionState,
+    SessionUpserted,
+    SignalRecorded,
+)
+from sessionwatch.domain.signals import NOTIFYING_KINDS
+from sessionwatch.domain.watch_cursor import (
+    CursorEvent,
+    CursorKey,
+    CursorState,
+    MaterialSignalSeen,
+    NoticesSwept,
+)
+from sessionwatch.projections.models import SessionStatus
+from sessionwatch.projections.read_model import ReadModel
+from sessionwatch.projections.status import build_status
+
+logger = logging.getLogger("sessionwatch")
+
+Connection: TypeAlias = psycopg.Connection[TupleRow]
+Cursor: TypeAlias = psycopg.Cursor[TupleRow]
+
+T = TypeVar("T")
+
+_REPLAY_PAGE = 1000
+_LOCK_ATTEMPTS: Final = 4
+"""How often a writer tries to take the write lock before the write fails with `StoreError`."""
+_BACKOFF_S: Final = 0.05
+_IDLE_IN_TRANSACTION_S: Final = 60
+"""A client that hangs inside a transaction loses it (and the write lock) after this long."""
+_IDLE_CONNECTIONS: Final = 4
+_RETRIED_AT_LOCK: Final = (
+    pg_errors.LockNotAvailable,  # lock_timeout: another writer held the lock too long
+    pg_errors.SerializationFailure,
+    pg_errors.DeadlockDetected,
+)
+_SESSION_EVENTS: Final = (SessionUpserted, SignalRecorded, SessionReset, SessionDeleted)
+
+
+def _millis(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
+
+
+def connect_kwargs(url: PostgresUrl, role: str = "") -> dict[str, object]:
+    """The settings of every connection: the schema, and a bound on every wait (ADR-0009).
+
+    The URL's own libpq `options` (e.g. `-c synchronous_commit=off`) come first; ours are appended.
+    The application name is the URL's (default `sessionwatch`), plus `role` for the listener.
+    """
+    ours = (
+        f"-c search_path={url.schema} -c lock_timeout={_millis(url.lock_timeout)}"
+        f" -c statement_timeout={_millis(url.statement_timeout)}"
+        f" -c idle_in_transaction_session_timeout={_IDLE_IN_TRANSACTION_S * 1000}"
+    )
+    given = conninfo_to_dict(url.conninfo)
+    theirs = given.get("options")
+    return {
+        "autocommit": True,
+        "connect_timeout": max(1, round(url.connect_timeout)),
+        "application_name": f"{given.get('application_name') or 'sessionwatch'}{role}",
+        "options": f"{theirs} {ours}" if theirs else ours,
+    }
+
+
+class _Connections:
+    """A small pool: connections are made on demand, broken ones are dropped, a few idle ones kept.
+
+    A connection lost with the server is discarded when it comes back (with every idle one, which
+    most likely went with it), so the next call connects afresh: the store reconnects by itself,
+    without background threads or backoff timers.
+    """
+
+    def __init__(self, url: PostgresUrl) -> None:
+        self._conninfo = url.conninfo
+        self._kwargs = connect_kwargs(url)
+        self._idle: list[Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def take(self) -> Connection:
+        """An idle connection, or a new one."""
+        with self._lock:
+            if self._closed:
+                raise StoreError("the store is closed")
+            if self._idle:
+                return self._idle.pop()
+        return psycopg.connect(self._conninfo, **self._kwargs)  # type: ignore[arg-type]
+
+    def give_back(self, conn: Connection) -> None:
+        """Keep a healthy idle connection; close anything else."""
+        healthy = not conn.closed and not conn.broken
+        reusable = healthy and conn.info.transaction_status == TransactionStatus.IDLE
+        doomed: list[Connection] = []
+        with self._lock:
+            if reusable and not self._closed and len(self._idle) < _IDLE_CONNECTIONS:
+                self._idle.append(conn)
+                return
+            if not healthy:
+                doomed, self._idle = self._idle, []
+        for dead in (conn, *doomed):
+            dead.close()
+
+    @contextmanager
+    def connection(self) -> Iterator[Connection]:
+        """A connection for one transaction (or one autocommit statement)."""
+        conn = self.take()
+        try:
+            yield conn
+        finally:
+            self.give_back(conn)
+
+    def close(self) -> None:
+        """Close the idle connections; connections in use are closed when given back."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+
+def _is_connection_loss(conn: Connection, exc: psycopg.Error) -> bool:
+    return conn.closed or conn.broken or isinstance(exc, psycopg.InterfaceError)
+
+
+def _wrap(exc: BaseException) -> StoreError:
+    return StoreError(f"{type(exc).__name__}: {exc}".strip())
+
+
+def _cursors_of(c: Cursor, watcher: str, *, pending_only: bool) -> list[CursorState]:
+    c.execute(sql.SELECT_PENDING_OF if pending_only else sql.SELECT_CURSORS_OF, (watcher,))
+    return [sql.cursor_state(row) for row in c.fetchall()]
+
+
+def _cursor(c: Cursor, key: CursorKey) -> CursorState | None:
+    c.execute(sql.SELECT_CURSOR, (key.target_key, key.target_agent_id, key.watcher))
+    row = c.fetchone()
+    return sql.cursor_state(row) if row is not None else None
+
+
+def _one(c: Cursor) -> TupleRow:
+    row = c.fetchone()
+    if row is None:  # aggregates and counters always return a row
+        raise StoreError("PostgreSQL returned no row where one was due")
+    return row
+
+
+def _read_model(c: Cursor) -> ReadModel:
+    c.execute(f"SELECT {sql.SESSION_COLUMNS} FROM sw_sessions")
+    sessions = {s.identity: s for s in map(sql.session_state, c.fetchall())}
+    c.execute(f"SELECT {sql.SIGNAL_COLUMNS} FROM sw_signals ORDER BY sequence")
+    signals: dict[SessionIdentity, list[SignalRecorded]] = {}
+    for signal in map(sql.signal, c.fetchall()):
+        signals.setdefault(signal.identity, []).append(signal)
+    c.execute(f"SELECT {sql.CURSOR_COLUMNS} FROM sw_cursors")
+    cursors: dict[SessionIdentity, dict[str, CursorState]] = {}
+    for state in map(sql.cursor_state, c.fetchall()):
+        cursors.setdefault(state.key.target, {})[state.watcher] = state
+    dedupe = {
+        s.dedupe_key: (identity, s.sequence)
+        for identity, log in signals.items()
+        for s in log
+        if s.dedupe_key is not None
+    }
+    return ReadModel(sessions, {k: tuple(v) for k, v in signals.items()}, dedupe, cursors)
+
+
+class _PostgresWrite:
+    """One transaction holding the write lock; caches what it has read or written."""
+
+    def __init__(self, cursor: Cursor, counter: int, wake_payload: Callable[[str, str], str]) -> None:
+        self._c = cursor
+        self._states: dict[SessionIdentity, SessionState] = {}
+        self._versions: dict[UUID, int] = {}
+        self._counter = self._next = counter
+        self._wake_payload = wake_payload
+        self._wakes: dict[tuple[str, str], None] = {}
+        self.vacuum_due = False
+
+    def session(self, identity: SessionIdentity) -> SessionState:
+        state = self._states.get(identity)
+        if state is None:
+            self._c.execute(sql.SELECT_SESSION, identity)
+            row = self._c.fetchone()
+            if row is None:
+                state = session.initial(identity)
+            else:
+                state = sql.session_state(row)
+                self._versions[session_stream_id(identity)] = row[-1]
+            self._states[identity] = state
+        return state
+
+    def signal_by_dedupe(self, dedupe_key: str) -> SignalRecorded | None:
+        self._c.execute(sql.SELECT_BY_DEDUPE, (dedupe_key,))
+        row = self._c.fetchone()
+        return sql.signal(row) if row is not None else None
+
+    def next_sequence(self) -> int:
+        self._next += 1  # the counter row was read under the lock; it is written once, in `finish`
+        return self._next
+
+    def _store_event(self, stream: UUID, event: DomainEvent) -> tuple[int, int]:
+        """Insert one stored event; return its stream version and notification id."""
+        version = self._versions.get(stream)
+        if version is None:
+            self._c.execute(sql.SELECT_STREAM_VERSION, {"s": stream})
+            version = int(_one(self._c)[0])
+        version += 1
+        self._c.execute(sql.INSERT_EVENT, (stream, version, event.type, encode(event)))
+        notification_id = int(_one(self._c)[0])
+        self._versions[stream] = version
+        if not isinstance(event, _SESSION_EVENTS):
+            # cursor and store streams: no read-model row carries their version (sw_sessions does)
+            self._c.execute(sql.UPSERT_STREAM, (stream, version))
+        return version, notification_id
+
+    def _wake(self, watcher: str, target_key: str) -> None:
+        """Owe `watcher` a cross-process wake (SPEC §16); subagents are never woken (SPEC §6.4)."""
+        if not is_subagent_key(watcher):
+            self._wakes[watcher, target_key] = None
+
+    def append(self, identity: SessionIdentity, events: Sequence[SessionEvent]) -> list[MaterialSignalSeen]:
+        stream = session_stream_id(identity)
+        state = self.session(identity)
+        opened: list[MaterialSignalSeen] = []
+        for event in events:
+            version, notification_id = self._store_event(stream, event)
+            opened.extend(self._apply_implied(identity, event))
+            state = session.evolve(state, event)
+            if isinstance(event, SignalRecorded):
+                self._c.execute(sql.INSERT_SIGNAL, sql.signal_params(event, notification_id))
+            if isinstance(event, SessionDeleted):
+                self._c.execute(sql.DELETE_SESSION_SIGNALS, identity)
+                self._c.execute(sql.UPSERT_STREAM, (stream, version))  # the row goes; its version stays
+            if state.known:
+                self._c.execute(sql.UPSERT_SESSION, sql.session_params(state, version))
+            else:  # deleted, or reset while known only by its cursors: not listed (as the fold)
+                self._c.execute(sql.DELETE_SESSION, identity)
+        self._states[identity] = state
+        for fact in opened:
+            self._wake(fact.watcher, fact.target_key)
+        return opened
+
+    def _apply_implied(self, identity: SessionIdentity, event: SessionEvent) -> list[MaterialSignalSeen]:
+        """The SQL form of `read_model.implied_facts`, as in the SQLite store."""
+        match event:
+            case SignalRecorded() if event.kind in NOTIFYING_KINDS:
+                return self._material_update(event)
+            case SignalRecorded():  # seeding (SPEC §5.1) needs no cursor state: it overwrites
+                for command in watch_cursor.react(event, {}, at_ms=event.recorded_at_ms):
+                    for fact in watch_cursor.derive(command, None):
+                        seeded = watch_cursor.evolve(None, fact)
+                        if seeded is not None:
+                            self._c.execute(sql.UPSERT_CURSOR, sql.cursor_params(seeded))
+                return []
+            case SessionReset() | SessionDeleted():
+                self._drop_cursors(identity, deleted=isinstance(event, SessionDeleted))
+                return []
+            case _:
+                return []
+
+    def _material_update(self, signal: SignalRecorded) -> list[MaterialSignalSeen]:
+        """SPEC §6.1 for every holder but the actor in one statement, then `(0, e, e)` for new watchers."""
+        e = signal.sequence
+        params = {"e": e, "now": signal.recorded_at_ms, "key": signal.session_key, "agent": signal.agent_id}
+        self._c.execute(sql.MATERIAL_UPDATE, {**params, "actor": signal.actor_id})
+        rows = self._c.fetchall()
+        updated = {watcher for watcher, _, _ in rows}
+        opened = [(watcher, last) for watcher, last, notified in rows if notified == e]
+        for watcher in watch_cursor.notified_watchers(signal, signal.watchers, ()):
+            if watcher not in updated:
+                self._c.execute(
+                    sql.INSERT_NEW_CURSOR,
+                    (
+                        watcher,
+                        signal.session_key,
+                        signal.agent_id,
+                        e,
+                        e,
+                        signal.recorded_at_ms,
+                        agent_id_of(watcher),
+                    ),
+                )
+                opened.append((watcher, 0))
+        return [
+            MaterialSignalSeen(
+                watcher=watcher,
+                target_key=signal.session_key,
+                target_agent_id=signal.agent_id,
+                at_ms=signal.recorded_at_ms,
+                sequence=e,
+                notified=e,
+                last_seen=last,
+            )
+            for watcher, last in opened
+        ]
+
+    def _drop_cursors(self, identity: SessionIdentity, *, deleted: bool) -> None:
+        clauses = []
+        params: list[str] = []
+        if watch_cursor.watcher_identity(identity.session_key) == identity:
+            clauses.append("watcher = %s")
+            params.append(identity.session_key)
+        if deleted:
+            clauses.append("(target_key = %s AND target_agent_id = %s)")
+            params.extend(identity)
+        if clauses:
+            self._c.execute(f"DELETE FROM sw_cursors WHERE {' OR '.join(clauses)}", params)
+
+    def sweep(self, at_ms: int) -> SweepCounts:
+        """One statement re-freezes every open notice of an existing watcher; one event records it."""
+        self._c.execute(sql.SELECT_REPUBLISHED)
+        republished = [CursorKey(*row) for row in self._c.fetchall()]
+        self._c.execute(sql.COUNT_OPEN)
+        open_count = int(_one(self._c)[0])
+        self._c.execute(sql.REFREEZE, {"now": at_ms})
+        refrozen = self._c.rowcount
+        if refrozen:
+            self._store_event(STORE_STREAM_ID, NoticesSwept(at_ms=at_ms))
+        for key in republished:
+            self._wake(key.watcher, key.target_key)
+        return SweepCounts(tuple(republished), refrozen, open_count - len(republished))
+
+    def cursor(self, key: CursorKey) -> CursorState | None:
+        return _cursor(self._c, key)
+
+    def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
+        return _cursors_of(self._c, watcher, pending_only=pending_only)
+
+    def has_cursor_on(self, identity: SessionIdentity) -> bool:
+        self._c.execute(sql.SELECT_ANY_CURSOR_ON, identity)
+        return self._c.fetchone() is not None
+
+    def append_cursor(
+        self, key: CursorKey, events: Sequence[CursorEvent], *, before: CursorState | None
+    ) -> None:
+        stream = cursor_stream_id(key)
+        state = before
+        for event in events:
+            self._store_event(stream, event)
+            state = watch_cursor.evolve(state, event)
+        if state is None:
+            self._c.execute(sql.DELETE_CURSOR, (key.target_key, key.target_agent_id, key.watcher))
+            return
+        self._c.execute(sql.UPSERT_CURSOR, sql.cursor_params(state))
+        if events and state.pending:  # an acknowledgement left a follow-up notice (SPEC §6.3)
+            self._wake(key.watcher, key.target_key)
+
+    def prune(self, now_ms: int, policy: Retention, archive: JsonlArchive | None) -> PruneCounts:
+        """The SQL form of `projections.retention.prune`, as in the SQLite store."""
+        c = self._c
+        occurred_before = now_ms - policy.window_ms
+        c.execute(sql.CAP_THROUGH, (occurred_before, policy.max_signals))
+        row = c.fetchone()
+        cutoffs = PruneCutoffs(
+            at_ms=now_ms,
+            occurred_before_ms=occurred_before,
+            through_sequence=row[0] if row is not None else 0,
+            cursors_updated_before_ms=now_ms - policy.window_ms,
+        )
+        removed = {"cut": cutoffs.occurred_before_ms, "through": cutoffs.through_sequence}
+        archived = 0
+        if archive is not None:
+            c.execute(sql.SELECT_REMOVED_EVENTS, removed)
+            archived = archive.append((nid, s, v, t, bytes(b)) for nid, s, v, t, b in c.fetchall())
+        c.execute(sql.STAMP_WATERMARKS, removed)
+        stamped = c.rowcount
+        c.execute(sql.DELETE_REMOVED, removed)
+        signals_removed = c.rowcount
+        c.execute(sql.EXPIRE_CURSORS, (cutoffs.cursors_updated_before_ms,))
+        expired = c.rowcount
+        self._states.clear()  # heads and watermarks changed under the cache
+        c.execute(sql.STAMP_LAST_PRUNE, (now_ms,))
+        counts = PruneCounts(cutoffs, signals_removed, stamped, expired, events_deleted=0, archived=archived)
+        self.vacuum_due = signals_removed > 0
+        c.execute(sql.COUNT_REPLACEABLE_EVENTS)
+        replaceable, sessions_count, cursors_count = _one(c)
+        if not (signals_removed or expired or compaction_due(replaceable, sessions_count, cursors_count)):
+            return counts  # nothing changed and too little to compact: a prune that writes no event
+        c.execute(sql.SELECT_SESSIONS)
+        sessions = tuple(sql.session_state(r) for r in c.fetchall())
+        c.execute(
+            f"SELECT {sql.CURSOR_COLUMNS} FROM sw_cursors ORDER BY watcher, target_key, target_agent_id"
+        )
+        cursors = tuple(sql.cursor_state(r) for r in c.fetchall())
+        _, checkpoint = self._store_event(
+            STORE_STREAM_ID, SignalsPruned(cutoffs=cutoffs, sessions=sessions, cursors=cursors)
+        )
+        c.execute(sql.TRUNCATE_EVENTS, (checkpoint,))
+        self.vacuum_due = self.vacuum_due or c.rowcount > 0
+        return replace(counts, events_deleted=c.rowcount)
+
+    def finish(self) -> None:
+        """Write the counter once, and NOTIFY the wakes (delivered only if the commit succeeds)."""
+        if self._next != self._counter:
+            self._c.execute(sql.WRITE_COUNTER, (self._next,))
+        if self._wakes:
+            payloads = [self._wake_payload(watcher, target) for watcher, target in self._wakes]
+            self._c.execute(sql.NOTIFY_WAKES, (sql.WAKE_CHANNEL, payloads))
+
+
+class PostgresSignalStore:
+    """The shared store: one PostgreSQL schema, written by any number of processes."""
+
+    def __init__(self, url: PostgresUrl) -> None:
+        self.url = url
+        self.schema = url.schema
+        self.origin = uuid.uuid4().hex
+        """This store instance's token in wake payloads: its own listener skips its own wakes."""
+        self._connections = _Connections(url)
+        self._listener: PostgresWakeListener | None = None
+        self.lock_retries = 0
+        """How often a writer of this store found the write lock held past `lock_timeout` and retried."""
+        try:
+            self._create_schema()
+        except psycopg.Error as exc:
+            self._connections.close()
+            raise StoreError(f"cannot open PostgreSQL schema {self.schema!r}: {_wrap(exc)}") from exc
+
+    def _create_schema(self) -> None:
+        """Create the schema and tables once, whichever process comes first (DDL is serialized)."""
+        with self._connections.connection() as conn, conn.transaction(), conn.cursor() as c:
+            c.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"sessionwatch.schema:{self.schema}",))
+            c.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
+            c.execute(f"SET LOCAL search_path TO {self.schema}")
+            for statement in sql.SCHEMA:
+                c.execute(statement)
+
+    def _wake_payload(self, watcher: str, target_key: str) -> str:
+        body = {"schema": self.schema, "origin": self.origin, "watcher": watcher, "target": target_key}
+        return orjson.dumps(body).decode()
+
+    # ----------------------------------------------------------------------------------- writes
+
+    @contextmanager
+    def write(self) -> Iterator[_PostgresWrite]:
+        """An exclusive write transaction (the counter row's lock), committed when the block exits."""
+        try:
+            conn, counter = self._begin_locked()
+            try:
+                with conn.cursor() as c:
+                    tx = _PostgresWrite(c, counter, self._wake_payload)
+                    try:
+                        yield tx
+                        tx.finish()
+                    except BaseException:
+                        if not conn.closed:
+                            with suppress(psycopg.Error):
+                                conn.rollback()
+                        raise
+                    conn.commit()
+                    if tx.vacuum_due:
+                        self._vacuum(c)
+            finally:
+                self._connections.give_back(conn)
+        except psycopg.Error as exc:
+            raise _wrap(exc) from exc
+
+    def _begin_locked(self) -> tuple[Connection, int]:
+        """Begin and take the write lock; return the connection and the counter.
+
+        Only this step is ever retried, because nothing was written yet: a lock timeout, a
+        serialization failure or a deadlock with jittered backoff (`_LOCK_ATTEMPTS` in all), and a
+        connection found dead once, on a fresh connection. Once the caller's block runs, a failure
+        rolls back and raises `StoreError`: the block is the caller's decision, never re-run here.
+        """
+        attempt = 0
+        replaced = False
+        while True:
+            conn = self._connections.take()
+            try:
+                with conn.cursor() as c:
+                    c.execute("BEGIN")
+                    c.execute(sql.LOCK_AND_READ_COUNTER)
+                    return conn, int(_one(c)[0])
+            except BaseException as exc:
+                lost = isinstance(exc, psycopg.Error) and _is_connection_loss(conn, exc)
+                if not lost:
+                    with suppress(psycopg.Error):
+                        conn.rollback()
+                self._connections.give_back(conn)
+                if isinstance(exc, _RETRIED_AT_LOCK) and attempt + 1 < _LOCK_ATTEMPTS:
+                    attempt += 1
+                    self.lock_retries += 1
+                    time.sleep(random.uniform(0.5, 1.5) * _BACKOFF_S * attempt)  # noqa: S311 - jitter only
+                elif lost and not replaced:
+                    replaced = True
+                else:
+                    raise
+
+    def _vacuum(self, c: Cursor) -> None:
+        """After a prune deleted rows: the events table's autovacuum settings never reclaim them."""
+        try:
+            c.execute(sql.VACUUM)
+        except psycopg.Error as exc:  # the prune is committed; the next one vacuums again
+            logger.warning("sessionwatch: vacuum after prune failed (error=%s)", type(exc).__name__)
+
+    # ------------------------------------------------------------------------------------ reads
+
+    def _read(self, query: Callable[[Cursor], T], *, snapshot: bool = False) -> T:
+        """Run `query` as one read: autocommit, or with `snapshot` one REPEATABLE READ transaction.
+
+        Reads change nothing, so one that finds its connection dead runs again on a fresh one.
+        """
+        for attempt in (1, 2):
+            try:
+                with self._connections.connection() as conn, conn.cursor() as c:
+                    try:
+                        if not snapshot:
+                            return query(c)
+                        with conn.transaction():
+                            c.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                            return query(c)
+                    except psycopg.OperationalError as exc:
+                        if attempt == 1 and _is_connection_loss(conn, exc):
+                            continue
+                        raise
+            except psycopg.Error as exc:
+                raise _wrap(exc) from exc
+        raise AssertionError("unreachable: the second attempt returns or raises")
+
+    def session(self, identity: SessionIdentity) -> SessionState | None:
+        """The state of a known identity."""
+
+        def query(c: Cursor) -> SessionState | None:
+            c.execute(sql.SELECT_SESSION, identity)
+            row = c.fetchone()
+            return sql.session_state(row) if row is not None else None
+
+        return self._read(query)
+
+    def sessions(self) -> list[SessionState]:
+        """Every known identity, ordered by key then agent id."""
+
+        def query(c: Cursor) -> list[SessionState]:
+            c.execute(sql.SELECT_SESSIONS)
+            return [sql.session_state(row) for row in c.fetchall()]
+
+        return self._read(query)
+
+    def status(
+        self, identity: SessionIdentity, changes_since: int | None, limit: int
+    ) -> SessionStatus | None:
+        """`session_status` from one statement, hence one snapshot."""
+        if changes_since is None:
+            state = self.session(identity)
+            return build_status(state, None) if state is not None else None
+
+        def query(c: Cursor) -> list[TupleRow]:
+            c.execute(sql.SELECT_STATUS, (changes_since, limit + 1, *identity))
+            return c.fetchall()
+
+        rows = self._read(query)
+        if not rows:
+            return None
+        state = sql.session_state(rows[0])
+        events = [row[10:] for row in rows if row[10] is not None]
+        page = [sql.state_change(event) for event in events[:limit]]
+        truncated = len(events) > limit
+        return build_status(state, changes_since, page, truncated=truncated, first_retained=rows[0][9])
+
+    def cursor(self, key: CursorKey) -> CursorState | None:
+        """One cursor, or None."""
+        return self._read(lambda c: _cursor(c, key))
+
+    def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
+        """The watcher's cursors, ordered by target."""
+        return self._read(lambda c: _cursors_of(c, watcher, pending_only=pending_only))
+
+    def read_model(self) -> ReadModel:
+        """The stored read models, loaded whole from one snapshot."""
+        return self._read(_read_model, snapshot=True)
+
+    def select_notifications(self, start: int, limit: int) -> list[Notification]:
+        """Stored events from notification id `start`, in commit order (ids are allocated under the lock)."""
+
+        def query(c: Cursor) -> list[Notification]:
+            c.execute(sql.SELECT_NOTIFICATIONS, (start, limit))
+            return [
+                Notification(
+                    id=nid, originator_id=stream, originator_version=v, topic=topic, state=bytes(body)
+                )
+                for nid, stream, v, topic, body in c.fetchall()
+            ]
+
+        return self._read(query)
+
+    def replay(self) -> Iterator[DomainEvent]:
+        """Every stored event in commit order, paged."""
+        start = 1
+        while True:
+            page = self.select_notifications(start, _REPLAY_PAGE)
+            if not page:
+                return
+            for notification in page:
+                yield decode(notification.topic, notification.state)
+            start = page[-1].id + 1
+
+    def _scalar(self, statement: str) -> int | None:
+        def query(c: Cursor) -> int | None:
+            c.execute(statement)
+            row = c.fetchone()
+            return int(row[0]) if row is not None else None
+
+        return self._read(query)
+
+    def last_prune_ms(self) -> int | None:
+        """When the last prune ran, by any process."""
+        return self._scalar(sql.SELECT_LAST_PRUNE)
+
+    def stored_event_count(self) -> int:
+        """How many stored events the events table holds."""
+        return self._scalar(f"SELECT COUNT(*) FROM {sql.EVENTS_TABLE}") or 0
+
+    def last_sequence(self) -> int:
+        """The counter: the highest sequence ever allocated."""
+        return self._scalar(sql.SELECT_COUNTER) or 0
+
+    # ------------------------------------------------------------------------- cross-process wakes
+
+    def listen_for_wakes(self, deliver: Deliver) -> None:
+        """Deliver `(watcher, target_key)` of notices other processes open, until `close()` (SPEC §16)."""
+        if self._listener is not None:
+            raise RuntimeError("this store already has a wake listener")
+        listener = PostgresWakeListener(
+            self._listener_connection, schema=self.schema, origin=self.origin, deliver=deliver
+        )
+        listener.start_listening()
+        self._listener = listener
+
+    def _listener_connection(self) -> Connection:
+        """The listener's own connection, with TCP keepalives: a LISTEN may be quiet for hours."""
+        kwargs = connect_kwargs(self.url, "-listener")
+        keepalives = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
+        return psycopg.connect(self.url.conninfo, **kwargs, **keepalives)  # type: ignore[arg-type]
+
+    @property
+    def listener(self) -> PostgresWakeListener | None:
+        """The wake listener, once `listen_for_wakes` started it."""
+        return self._listener
+
+    def close(self) -> None:
+        """Stop the listener and close every idle connection; the store is unusable afterwards."""
+        if self._listener is not None:
+            self._listener.stop()
+        self._connections.close()
