@@ -3,6 +3,8 @@
 `python bench/run.py --quick` finishes in about two minutes on two cores (the soak scaled to 240,000
 signals); without `--quick` each workload runs more and longer rounds and the soak records its full
 1,000,000 signals (several minutes more). Each workload also writes `bench/results/<name>.json`.
+`pg_record` (PostgreSQL, against a raw psycopg peer) runs when a server answers at
+`$SESSIONWATCH_PG_URL` and otherwise prints why it is skipped.
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # `python bench/run.py` finds `bench.*`
 
-from bench import batch, fanout, head, prune, reconcile, record, soak, sweep
+from bench import batch, fanout, head, pg_record, prune, reconcile, record, soak, sweep
 from bench.harness import HEADER, Mode, Result, format_row, parse_mode, print_table, write_results
 
 WORKLOADS: tuple[tuple[str, Callable[[Mode], list[Result]]], ...] = (
     (record.NAME, record.run),
     (batch.NAME, batch.run),
+    (pg_record.NAME, pg_record.run),  # PostgreSQL: skipped, saying why, when no server answers
     (reconcile.NAME, reconcile.run),
     (head.NAME, head.run),
     (fanout.NAME, fanout.run),
@@ -43,7 +46,8 @@ def main() -> None:
         spent[name] = time.perf_counter() - start
         for result in results:
             print(format_row(result), flush=True)
-        write_results(name, results, mode)
+        if results:  # `pg_record` returns none without a PostgreSQL server (it printed why)
+            write_results(name, results, mode)
         everything.extend(results)
     elapsed = time.perf_counter() - started
     print()
@@ -53,7 +57,8 @@ def main() -> None:
     print(f"{met}/{len(counted)} targets met in {elapsed:.0f} s")
     print("time per workload (set-up included): " + ", ".join(f"{n} {s:.0f} s" for n, s in spent.items()))
     print(
-        "ratio: record, batch, reconcile: sessionwatch rate / peer rate; head, prune: peer time /"
+        "ratio: record, batch, reconcile, pg-record, pg-batch: sessionwatch rate / peer rate;"
+        " head, prune: peer time /"
         " sessionwatch time (bigger is better, target >=);\n"
         "       fan-out, sweep: sessionwatch time / peer time (smaller is better, target <=);"
         " fan-scale: time(1,000) / time(100);\n"
