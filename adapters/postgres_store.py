@@ -30,6 +30,7 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import TupleRow
 
 from sessionwatch.adapters import postgres_schema as sql
+from sessionwatch.adapters import sql_rows
 from sessionwatch.adapters.archive import JsonlArchive
 from sessionwatch.adapters.mapper import STORE_STREAM_ID, cursor_stream_id, decode, encode, session_stream_id
 from sessionwatch.adapters.postgres_listener import Deliver, PostgresWakeListener
@@ -172,13 +173,13 @@ def _wrap(exc: BaseException) -> StoreError:
 
 def _cursors_of(c: Cursor, watcher: str, *, pending_only: bool) -> list[CursorState]:
     c.execute(sql.SELECT_PENDING_OF if pending_only else sql.SELECT_CURSORS_OF, (watcher,))
-    return [sql.cursor_state(row) for row in c.fetchall()]
+    return [sql_rows.cursor_state(row) for row in c.fetchall()]
 
 
 def _cursor(c: Cursor, key: CursorKey) -> CursorState | None:
     c.execute(sql.SELECT_CURSOR, (key.target_key, key.target_agent_id, key.watcher))
     row = c.fetchone()
-    return sql.cursor_state(row) if row is not None else None
+    return sql_rows.cursor_state(row) if row is not None else None
 
 
 def _one(c: Cursor) -> TupleRow:
@@ -190,14 +191,14 @@ def _one(c: Cursor) -> TupleRow:
 
 def _read_model(c: Cursor) -> ReadModel:
     c.execute(f"SELECT {sql.SESSION_COLUMNS} FROM sw_sessions")
-    sessions = {s.identity: s for s in map(sql.session_state, c.fetchall())}
+    sessions = {s.identity: s for s in map(sql_rows.session_state, c.fetchall())}
     c.execute(f"SELECT {sql.SIGNAL_COLUMNS} FROM sw_signals ORDER BY sequence")
     signals: dict[SessionIdentity, list[SignalRecorded]] = {}
-    for signal in map(sql.signal, c.fetchall()):
+    for signal in map(sql_rows.signal, c.fetchall()):
         signals.setdefault(signal.identity, []).append(signal)
     c.execute(f"SELECT {sql.CURSOR_COLUMNS} FROM sw_cursors")
     cursors: dict[SessionIdentity, dict[str, CursorState]] = {}
-    for state in map(sql.cursor_state, c.fetchall()):
+    for state in map(sql_rows.cursor_state, c.fetchall()):
         cursors.setdefault(state.key.target, {})[state.watcher] = state
     dedupe = {
         s.dedupe_key: (identity, s.sequence)
@@ -228,7 +229,7 @@ class _PostgresWrite:
             if row is None:
                 state = session.initial(identity)
             else:
-                state = sql.session_state(row)
+                state = sql_rows.session_state(row)
                 self._versions[session_stream_id(identity)] = row[-1]
             self._states[identity] = state
         return state
@@ -236,7 +237,7 @@ class _PostgresWrite:
     def signal_by_dedupe(self, dedupe_key: str) -> SignalRecorded | None:
         self._c.execute(sql.SELECT_BY_DEDUPE, (dedupe_key,))
         row = self._c.fetchone()
-        return sql.signal(row) if row is not None else None
+        return sql_rows.signal(row) if row is not None else None
 
     def next_sequence(self) -> int:
         self._next += 1  # the counter row was read under the lock; it is written once, in `finish`
@@ -271,12 +272,12 @@ class _PostgresWrite:
             opened.extend(self._apply_implied(identity, event))
             state = session.evolve(state, event)
             if isinstance(event, SignalRecorded):
-                self._c.execute(sql.INSERT_SIGNAL, sql.signal_params(event, notification_id))
+                self._c.execute(sql.INSERT_SIGNAL, sql_rows.signal_params(event, notification_id))
             if isinstance(event, SessionDeleted):
                 self._c.execute(sql.DELETE_SESSION_SIGNALS, identity)
                 self._c.execute(sql.UPSERT_STREAM, (stream, version))  # the row goes; its version stays
             if state.known:
-                self._c.execute(sql.UPSERT_SESSION, sql.session_params(state, version))
+                self._c.execute(sql.UPSERT_SESSION, sql_rows.session_params(state, version))
             else:  # deleted, or reset while known only by its cursors: not listed (as the fold)
                 self._c.execute(sql.DELETE_SESSION, identity)
         self._states[identity] = state
@@ -294,7 +295,7 @@ class _PostgresWrite:
                     for fact in watch_cursor.derive(command, None):
                         seeded = watch_cursor.evolve(None, fact)
                         if seeded is not None:
-                            self._c.execute(sql.UPSERT_CURSOR, sql.cursor_params(seeded))
+                            self._c.execute(sql.UPSERT_CURSOR, sql_rows.cursor_params(seeded))
                 return []
             case SessionReset() | SessionDeleted():
                 self._drop_cursors(identity, deleted=isinstance(event, SessionDeleted))
@@ -385,7 +386,7 @@ class _PostgresWrite:
         if state is None:
             self._c.execute(sql.DELETE_CURSOR, (key.target_key, key.target_agent_id, key.watcher))
             return
-        self._c.execute(sql.UPSERT_CURSOR, sql.cursor_params(state))
+        self._c.execute(sql.UPSERT_CURSOR, sql_rows.cursor_params(state))
         if events and state.pending:  # an acknowledgement left a follow-up notice (SPEC §6.3)
             self._wake(key.watcher, key.target_key)
 
@@ -421,11 +422,11 @@ class _PostgresWrite:
         if not (signals_removed or expired or compaction_due(replaceable, sessions_count, cursors_count)):
             return counts  # nothing changed and too little to compact: a prune that writes no event
         c.execute(sql.SELECT_SESSIONS)
-        sessions = tuple(sql.session_state(r) for r in c.fetchall())
+        sessions = tuple(sql_rows.session_state(r) for r in c.fetchall())
         c.execute(
             f"SELECT {sql.CURSOR_COLUMNS} FROM sw_cursors ORDER BY watcher, target_key, target_agent_id"
         )
-        cursors = tuple(sql.cursor_state(r) for r in c.fetchall())
+        cursors = tuple(sql_rows.cursor_state(r) for r in c.fetchall())
         _, checkpoint = self._store_event(
             STORE_STREAM_ID, SignalsPruned(cutoffs=cutoffs, sessions=sessions, cursors=cursors)
         )
@@ -568,7 +569,7 @@ class PostgresSignalStore:
         def query(c: Cursor) -> SessionState | None:
             c.execute(sql.SELECT_SESSION, identity)
             row = c.fetchone()
-            return sql.session_state(row) if row is not None else None
+            return sql_rows.session_state(row) if row is not None else None
 
         return self._read(query)
 
@@ -577,7 +578,7 @@ class PostgresSignalStore:
 
         def query(c: Cursor) -> list[SessionState]:
             c.execute(sql.SELECT_SESSIONS)
-            return [sql.session_state(row) for row in c.fetchall()]
+            return [sql_rows.session_state(row) for row in c.fetchall()]
 
         return self._read(query)
 
@@ -596,9 +597,9 @@ class PostgresSignalStore:
         rows = self._read(query)
         if not rows:
             return None
-        state = sql.session_state(rows[0])
+        state = sql_rows.session_state(rows[0])
         events = [row[10:] for row in rows if row[10] is not None]
-        page = [sql.state_change(event) for event in events[:limit]]
+        page = [sql_rows.state_change(event) for event in events[:limit]]
         truncated = len(events) > limit
         return build_status(state, changes_since, page, truncated=truncated, first_retained=rows[0][9])
 

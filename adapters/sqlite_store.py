@@ -25,6 +25,7 @@ from eventsourcing.sqlite import (
     SQLiteDatastore,
 )
 
+from sessionwatch.adapters import sql_rows
 from sessionwatch.adapters import sqlite_schema as sql
 from sessionwatch.adapters.archive import JsonlArchive
 from sessionwatch.adapters.mapper import (
@@ -157,13 +158,13 @@ def _cursors_of(c: sqlite3.Cursor, watcher: str, *, pending_only: bool) -> list[
         " ORDER BY target_key, target_agent_id",
         (watcher,),
     )
-    return [sql.cursor_state(row) for row in c.fetchall()]
+    return [sql_rows.cursor_state(row) for row in c.fetchall()]
 
 
 def _cursor(c: sqlite3.Cursor, key: CursorKey) -> CursorState | None:
     c.execute(sql.SELECT_CURSOR, (key.target_key, key.target_agent_id, key.watcher))
     row = c.fetchone()
-    return sql.cursor_state(row) if row is not None else None
+    return sql_rows.cursor_state(row) if row is not None else None
 
 
 class _SqliteWrite:
@@ -184,7 +185,7 @@ class _SqliteWrite:
             if row is None:
                 state = session.initial(identity)
             else:
-                state = sql.session_state(row)
+                state = sql_rows.session_state(row)
                 self._versions[session_stream_id(identity)] = row[-1]
             self._states[identity] = state
         return state
@@ -192,7 +193,7 @@ class _SqliteWrite:
     def signal_by_dedupe(self, dedupe_key: str) -> SignalRecorded | None:
         self._c.execute(f"SELECT {sql.SIGNAL_COLUMNS} FROM sw_signals WHERE dedupe_key=?", (dedupe_key,))
         row = self._c.fetchone()
-        return sql.signal(row) if row is not None else None
+        return sql_rows.signal(row) if row is not None else None
 
     def next_sequence(self) -> int:
         if self._next is None:  # the first allocation takes and writes one number in one statement
@@ -225,12 +226,12 @@ class _SqliteWrite:
             opened.extend(self._apply_implied(identity, event))
             state = session.evolve(state, event)
             if isinstance(event, SignalRecorded):
-                self._c.execute(sql.INSERT_SIGNAL, sql.signal_params(event, notification_id))
+                self._c.execute(sql.INSERT_SIGNAL, sql_rows.signal_params(event, notification_id))
             if isinstance(event, SessionDeleted):
                 self._c.execute("DELETE FROM sw_signals WHERE session_key=? AND agent_id=?", identity)
                 self._c.execute(sql.UPSERT_STREAM, (stream.hex, version))  # the row goes; its version stays
             if state.known:
-                self._c.execute(sql.UPSERT_SESSION, sql.session_params(state, version))
+                self._c.execute(sql.UPSERT_SESSION, sql_rows.session_params(state, version))
             else:  # deleted, or reset while known only by its cursors: not listed (as the fold)
                 self._c.execute("DELETE FROM sw_sessions WHERE session_key=? AND agent_id=?", identity)
         self._states[identity] = state
@@ -249,7 +250,7 @@ class _SqliteWrite:
                     for fact in watch_cursor.derive(command, None):
                         seeded = watch_cursor.evolve(None, fact)
                         if seeded is not None:
-                            self._c.execute(sql.UPSERT_CURSOR, sql.cursor_params(seeded))
+                            self._c.execute(sql.UPSERT_CURSOR, sql_rows.cursor_params(seeded))
                 return []
             case SessionReset() | SessionDeleted():
                 self._drop_cursors(identity, deleted=isinstance(event, SessionDeleted))
@@ -346,7 +347,7 @@ class _SqliteWrite:
         if state is None:
             self._c.execute(sql.DELETE_CURSOR, (key.target_key, key.target_agent_id, key.watcher))
         else:
-            self._c.execute(sql.UPSERT_CURSOR, sql.cursor_params(state))
+            self._c.execute(sql.UPSERT_CURSOR, sql_rows.cursor_params(state))
 
     def prune(self, now_ms: int, policy: Retention, archive: JsonlArchive | None) -> PruneCounts:
         """The SQL form of `projections.retention.prune` (the contract suite keeps them equal)."""
@@ -379,11 +380,11 @@ class _SqliteWrite:
             if not compaction_due(*c.fetchone()):
                 return counts  # nothing changed and too little to compact: a prune that writes no event
         c.execute(f"SELECT {sql.SESSION_COLUMNS} FROM sw_sessions ORDER BY session_key, agent_id")
-        sessions = tuple(sql.session_state(r) for r in c.fetchall())
+        sessions = tuple(sql_rows.session_state(r) for r in c.fetchall())
         c.execute(
             f"SELECT {sql.CURSOR_COLUMNS} FROM sw_cursors ORDER BY watcher, target_key, target_agent_id"
         )
-        cursors = tuple(sql.cursor_state(r) for r in c.fetchall())
+        cursors = tuple(sql_rows.cursor_state(r) for r in c.fetchall())
         _, checkpoint = self._store_event(
             STORE_STREAM_ID, SignalsPruned(cutoffs=cutoffs, sessions=sessions, cursors=cursors)
         )
@@ -453,13 +454,13 @@ class SqliteSignalStore:
         with self._read() as c:
             c.execute(sql.SELECT_SESSION, identity)
             row = c.fetchone()
-        return sql.session_state(row) if row is not None else None
+        return sql_rows.session_state(row) if row is not None else None
 
     def sessions(self) -> list[SessionState]:
         """Every known identity, ordered by key then agent id."""
         with self._read() as c:
             c.execute(f"SELECT {sql.SESSION_COLUMNS} FROM sw_sessions ORDER BY session_key, agent_id")
-            return [sql.session_state(row) for row in c.fetchall()]
+            return [sql_rows.session_state(row) for row in c.fetchall()]
 
     def status(
         self, identity: SessionIdentity, changes_since: int | None, limit: int
@@ -470,14 +471,14 @@ class SqliteSignalStore:
             row = c.fetchone()
             if row is None:
                 return None
-            state = sql.session_state(row)
+            state = sql_rows.session_state(row)
             if changes_since is None:
                 return build_status(state, None)
             c.execute(sql.SELECT_PAGE, (*identity, changes_since, limit + 1))
             rows = c.fetchall()
             c.execute("SELECT MIN(sequence) FROM sw_signals WHERE session_key=? AND agent_id=?", identity)
             first = c.fetchone()[0]
-        page = [sql.state_change(r) for r in rows[:limit]]
+        page = [sql_rows.state_change(r) for r in rows[:limit]]
         return build_status(state, changes_since, page, truncated=len(rows) > limit, first_retained=first)
 
     def cursor(self, key: CursorKey) -> CursorState | None:
@@ -494,14 +495,14 @@ class SqliteSignalStore:
         """The stored read models, loaded whole."""
         with self._read() as c:
             c.execute(f"SELECT {sql.SESSION_COLUMNS} FROM sw_sessions")
-            sessions = {s.identity: s for s in map(sql.session_state, c.fetchall())}
+            sessions = {s.identity: s for s in map(sql_rows.session_state, c.fetchall())}
             c.execute(f"SELECT {sql.SIGNAL_COLUMNS} FROM sw_signals ORDER BY sequence")
             signals: dict[SessionIdentity, list[SignalRecorded]] = {}
-            for signal in map(sql.signal, c.fetchall()):
+            for signal in map(sql_rows.signal, c.fetchall()):
                 signals.setdefault(signal.identity, []).append(signal)
             c.execute(f"SELECT {sql.CURSOR_COLUMNS} FROM sw_cursors")
             cursors: dict[SessionIdentity, dict[str, CursorState]] = {}
-            for state in map(sql.cursor_state, c.fetchall()):
+            for state in map(sql_rows.cursor_state, c.fetchall()):
                 cursors.setdefault(state.key.target, {})[state.watcher] = state
         dedupe = {
             s.dedupe_key: (identity, s.sequence)
