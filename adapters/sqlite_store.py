@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -80,18 +81,19 @@ class _Pool(SQLiteConnectionPool):
         super().__init__(db_name=db_name, lock_timeout=lock_timeout)
 
     def _create_connection(self) -> SQLiteConnection:
+        raw = sqlite3.connect(
+            self.db_name,
+            check_same_thread=False,
+            isolation_level=None,  # autocommit: transactions are begun explicitly
+            cached_statements=self.STATEMENT_CACHE,
+            timeout=self.lock_timeout or _DEFAULT_LOCK_TIMEOUT,
+        )
         try:
-            raw = sqlite3.connect(
-                self.db_name,
-                check_same_thread=False,
-                isolation_level=None,  # autocommit: transactions are begun explicitly
-                cached_statements=self.STATEMENT_CACHE,
-                timeout=self.lock_timeout or _DEFAULT_LOCK_TIMEOUT,
-            )
             raw.execute("PRAGMA journal_mode=WAL")
             raw.execute(f"PRAGMA journal_size_limit={_WAL_SIZE_LIMIT}")  # a prune's WAL is not kept forever
             raw.execute(f"PRAGMA synchronous={self.synchronous.upper()}")
         except sqlite3.Error as exc:
+            raw.close()
             raise StoreError(f"cannot connect to {self.db_name}: {exc}") from exc
         return SQLiteConnection(sqlite_conn=raw, max_age=self.max_age)
 
@@ -413,15 +415,35 @@ class SqliteSignalStore:
         if synchronous not in ("normal", "full"):
             raise ValueError(f"synchronous: must be 'normal' or 'full', not {synchronous!r}")
         self.path = Path(path)
+        self._schema_ready = False
         if not self.path.parent.is_dir():
             raise StoreError(f"cannot open {self.path}: directory {self.path.parent} does not exist")
         try:
             _ensure_private_file(self.path)
             self._datastore = _Datastore(str(self.path), synchronous=synchronous, lock_timeout=lock_timeout)
             self.recorder = SqliteEventRecorder(self._datastore, sql.EVENTS_TABLE)
-            self.recorder.create_table()
+            self._create_schema(lock_timeout)
         except Exception as exc:
             raise StoreError(f"cannot open {self.path}: {exc}") from exc
+
+    def _create_schema(self, lock_timeout: float) -> None:
+        """Create the tables in one `BEGIN IMMEDIATE` transaction, whichever process comes first.
+
+        Processes opening a new file together race for its first write (and for switching it to
+        WAL, which SQLite may refuse at once rather than wait): a locked file is retried until
+        `lock_timeout` has passed.
+        """
+        deadline = time.monotonic() + lock_timeout
+        while True:
+            try:
+                with self.write():
+                    pass  # `write()` runs the schema statements first (below)
+            except StoreError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+            else:
+                return
 
     @contextmanager
     def write(self) -> Iterator[_SqliteWrite]:
@@ -430,6 +452,9 @@ class SqliteSignalStore:
             with self._datastore.get_connection(commit=True) as connection:
                 cursor = connection.cursor().sqlite_cursor  # the plain sqlite3 cursor: rowcount, speed
                 cursor.execute("BEGIN IMMEDIATE")
+                if not self._schema_ready:
+                    for statement in sql.SCHEMA:
+                        cursor.execute(statement)
                 try:
                     tx = _SqliteWrite(cursor)
                     yield tx
@@ -438,6 +463,7 @@ class SqliteSignalStore:
                     connection.rollback()
                     raise
                 connection.commit()
+                self._schema_ready = True
         except sqlite3.Error as exc:
             raise StoreError(f"{type(exc).__name__}: {exc}") from exc
 

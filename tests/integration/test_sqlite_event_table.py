@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Literal
 
@@ -68,3 +70,31 @@ def test_the_database_runs_in_wal_mode_with_the_chosen_durability(
         assert watch.store.durability() == expected
         with sqlite3.connect(db) as raw:
             assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+OPEN_AND_RECORD = (
+    "import sys, sessionwatch as s\n"
+    "w = s.open('sqlite:///' + sys.argv[1])\n"
+    "w.record('agent:main:x', kind='goal_changed', actor=s.Actor.system(), summary='goal set')\n"
+    "w.close()\n"
+    "print('recorded')\n"
+)
+
+
+def test_processes_opening_a_new_file_together_all_open_it(tmp_path: Path) -> None:
+    # Creating the schema and switching a new file to WAL race; a locked file is retried, not fatal.
+    for round_ in range(5):
+        db = tmp_path / f"race-{round_}.db"
+        children = [
+            subprocess.Popen(
+                [sys.executable, "-c", OPEN_AND_RECORD, str(db)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(4)
+        ]
+        outcomes = [child.communicate(timeout=60) for child in children]
+        assert [out for out, _ in outcomes] == ["recorded\n"] * 4, [err for _, err in outcomes]
+        with sessionwatch.open(f"sqlite:///{db}", clock=FakeClock()) as watch:
+            assert watch.session_status("agent:main:x").state_version == 4
