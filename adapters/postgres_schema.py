@@ -263,3 +263,6 @@ SELECT_NOTIFICATIONS = (
     " WHERE notification_id >= %s ORDER BY notification_id LIMIT %s"
 )
 NOTIFY_WAKES = "SELECT pg_notify(%s, payload) FROM unnest(%s::text[]) AS payload"
+SELECT_ALL_CURSORS = f"SELECT {CURSOR_COLUMNS} FROM sw_cursors ORDER BY watcher, target_key, target_agent_id"
+DROP_CURSORS_OF_WATCHER = "DELETE FROM sw_cursors WHERE watcher = %s"
+DROP_CURSORS_ON_TARGET = "DELETE FROM sw_cursors WHERE target_key = %s AND target_agent_id = %s"

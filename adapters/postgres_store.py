@@ -17,8 +17,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import replace
-from typing import Final, TypeAlias, TypeVar
+from typing import Any, Final, TypeAlias, TypeVar
 from uuid import UUID
 
 import orjson
@@ -31,30 +30,23 @@ from psycopg.rows import TupleRow
 
 from sessionwatch.adapters import postgres_schema as sql
 from sessionwatch.adapters import sql_rows
-from sessionwatch.adapters.archive import JsonlArchive
-from sessionwatch.adapters.mapper import STORE_STREAM_ID, cursor_stream_id, decode, encode, session_stream_id
+from sessionwatch.adapters.mapper import decode, encode
 from sessionwatch.adapters.postgres_listener import Deliver, PostgresWakeListener
-from sessionwatch.adapters.store import PruneCounts, StoreError, SweepCounts
+from sessionwatch.adapters.sql_write import ArchiveRow, SetBasedWrite
+from sessionwatch.adapters.store import StoreError
 from sessionwatch.adapters.urls import PostgresUrl
-from sessionwatch.domain import session, watch_cursor
 from sessionwatch.domain.events import DomainEvent
-from sessionwatch.domain.keys import SessionIdentity, agent_id_of, is_subagent_key
-from sessionwatch.domain.retention import PruneCutoffs, Retention, SignalsPruned, compaction_due
+from sessionwatch.domain.keys import SessionIdentity, is_subagent_key
 from sessionwatch.domain.session import (
     SessionDeleted,
-    SessionEvent,
     SessionReset,
     SessionState,
     SessionUpserted,
     SignalRecorded,
 )
-from sessionwatch.domain.signals import NOTIFYING_KINDS
 from sessionwatch.domain.watch_cursor import (
-    CursorEvent,
     CursorKey,
     CursorState,
-    MaterialSignalSeen,
-    NoticesSwept,
 )
 from sessionwatch.projections.models import SessionStatus
 from sessionwatch.projections.read_model import ReadModel
@@ -209,230 +201,42 @@ def _read_model(c: Cursor) -> ReadModel:
     return ReadModel(sessions, {k: tuple(v) for k, v in signals.items()}, dedupe, cursors)
 
 
-class _PostgresWrite:
-    """One transaction holding the write lock; caches what it has read or written."""
+class _PostgresWrite(SetBasedWrite):
+    """One transaction holding the write lock over the PostgreSQL read models, and the wakes it owes."""
+
+    sql = sql
 
     def __init__(self, cursor: Cursor, counter: int, wake_payload: Callable[[str, str], str]) -> None:
-        self._c = cursor
-        self._states: dict[SessionIdentity, SessionState] = {}
-        self._versions: dict[UUID, int] = {}
+        super().__init__(cursor)
         self._counter = self._next = counter
         self._wake_payload = wake_payload
         self._wakes: dict[tuple[str, str], None] = {}
-        self.vacuum_due = False
 
-    def session(self, identity: SessionIdentity) -> SessionState:
-        state = self._states.get(identity)
-        if state is None:
-            self._c.execute(sql.SELECT_SESSION, identity)
-            row = self._c.fetchone()
-            if row is None:
-                state = session.initial(identity)
-            else:
-                state = sql_rows.session_state(row)
-                self._versions[session_stream_id(identity)] = row[-1]
-            self._states[identity] = state
-        return state
+    def _stream_key(self, stream: UUID) -> object:
+        return stream
 
-    def signal_by_dedupe(self, dedupe_key: str) -> SignalRecorded | None:
-        self._c.execute(sql.SELECT_BY_DEDUPE, (dedupe_key,))
-        row = self._c.fetchone()
-        return sql_rows.signal(row) if row is not None else None
-
-    def next_sequence(self) -> int:
-        self._next += 1  # the counter row was read under the lock; it is written once, in `finish`
-        return self._next
-
-    def _store_event(self, stream: UUID, event: DomainEvent) -> tuple[int, int]:
-        """Insert one stored event; return its stream version and notification id."""
-        version = self._versions.get(stream)
-        if version is None:
-            self._c.execute(sql.SELECT_STREAM_VERSION, {"s": stream})
-            version = int(_one(self._c)[0])
-        version += 1
+    def _insert_event(self, stream: UUID, version: int, event: DomainEvent) -> int:
         self._c.execute(sql.INSERT_EVENT, (stream, version, event.type, encode(event)))
-        notification_id = int(_one(self._c)[0])
-        self._versions[stream] = version
-        if not isinstance(event, _SESSION_EVENTS):
-            # cursor and store streams: no read-model row carries their version (sw_sessions does)
-            self._c.execute(sql.UPSERT_STREAM, (stream, version))
-        return version, notification_id
+        return int(self._one()[0])
+
+    def _archive_row(self, row: Sequence[Any]) -> ArchiveRow:
+        nid, stream, version, topic, body = row
+        return nid, stream, version, topic, bytes(body)
 
     def _wake(self, watcher: str, target_key: str) -> None:
         """Owe `watcher` a cross-process wake (SPEC §16); subagents are never woken (SPEC §6.4)."""
         if not is_subagent_key(watcher):
             self._wakes[watcher, target_key] = None
 
-    def append(self, identity: SessionIdentity, events: Sequence[SessionEvent]) -> list[MaterialSignalSeen]:
-        stream = session_stream_id(identity)
-        state = self.session(identity)
-        opened: list[MaterialSignalSeen] = []
-        for event in events:
-            version, notification_id = self._store_event(stream, event)
-            opened.extend(self._apply_implied(identity, event))
-            state = session.evolve(state, event)
-            if isinstance(event, SignalRecorded):
-                self._c.execute(sql.INSERT_SIGNAL, sql_rows.signal_params(event, notification_id))
-            if isinstance(event, SessionDeleted):
-                self._c.execute(sql.DELETE_SESSION_SIGNALS, identity)
-                self._c.execute(sql.UPSERT_STREAM, (stream, version))  # the row goes; its version stays
-            if state.known:
-                self._c.execute(sql.UPSERT_SESSION, sql_rows.session_params(state, version))
-            else:  # deleted, or reset while known only by its cursors: not listed (as the fold)
-                self._c.execute(sql.DELETE_SESSION, identity)
-        self._states[identity] = state
-        for fact in opened:
-            self._wake(fact.watcher, fact.target_key)
-        return opened
-
-    def _apply_implied(self, identity: SessionIdentity, event: SessionEvent) -> list[MaterialSignalSeen]:
-        """The SQL form of `read_model.implied_facts`, as in the SQLite store."""
-        match event:
-            case SignalRecorded() if event.kind in NOTIFYING_KINDS:
-                return self._material_update(event)
-            case SignalRecorded():  # seeding (SPEC §5.1) needs no cursor state: it overwrites
-                for command in watch_cursor.react(event, {}, at_ms=event.recorded_at_ms):
-                    for fact in watch_cursor.derive(command, None):
-                        seeded = watch_cursor.evolve(None, fact)
-                        if seeded is not None:
-                            self._c.execute(sql.UPSERT_CURSOR, sql_rows.cursor_params(seeded))
-                return []
-            case SessionReset() | SessionDeleted():
-                self._drop_cursors(identity, deleted=isinstance(event, SessionDeleted))
-                return []
-            case _:
-                return []
-
-    def _material_update(self, signal: SignalRecorded) -> list[MaterialSignalSeen]:
-        """SPEC §6.1 for every holder but the actor in one statement, then `(0, e, e)` for new watchers."""
-        e = signal.sequence
-        params = {"e": e, "now": signal.recorded_at_ms, "key": signal.session_key, "agent": signal.agent_id}
-        self._c.execute(sql.MATERIAL_UPDATE, {**params, "actor": signal.actor_id})
-        rows = self._c.fetchall()
-        updated = {watcher for watcher, _, _ in rows}
-        opened = [(watcher, last) for watcher, last, notified in rows if notified == e]
-        for watcher in watch_cursor.notified_watchers(signal, signal.watchers, ()):
-            if watcher not in updated:
-                self._c.execute(
-                    sql.INSERT_NEW_CURSOR,
-                    (
-                        watcher,
-                        signal.session_key,
-                        signal.agent_id,
-                        e,
-                        e,
-                        signal.recorded_at_ms,
-                        agent_id_of(watcher),
-                    ),
-                )
-                opened.append((watcher, 0))
-        return [
-            MaterialSignalSeen(
-                watcher=watcher,
-                target_key=signal.session_key,
-                target_agent_id=signal.agent_id,
-                at_ms=signal.recorded_at_ms,
-                sequence=e,
-                notified=e,
-                last_seen=last,
-            )
-            for watcher, last in opened
-        ]
-
-    def _drop_cursors(self, identity: SessionIdentity, *, deleted: bool) -> None:
-        clauses = []
-        params: list[str] = []
-        if watch_cursor.watcher_identity(identity.session_key) == identity:
-            clauses.append("watcher = %s")
-            params.append(identity.session_key)
-        if deleted:
-            clauses.append("(target_key = %s AND target_agent_id = %s)")
-            params.extend(identity)
-        if clauses:
-            self._c.execute(f"DELETE FROM sw_cursors WHERE {' OR '.join(clauses)}", params)
-
-    def sweep(self, at_ms: int) -> SweepCounts:
-        """One statement re-freezes every open notice of an existing watcher; one event records it."""
-        self._c.execute(sql.SELECT_REPUBLISHED)
-        republished = [CursorKey(*row) for row in self._c.fetchall()]
-        self._c.execute(sql.COUNT_OPEN)
-        open_count = int(_one(self._c)[0])
-        self._c.execute(sql.REFREEZE, {"now": at_ms})
-        refrozen = self._c.rowcount
-        if refrozen:
-            self._store_event(STORE_STREAM_ID, NoticesSwept(at_ms=at_ms))
-        for key in republished:
-            self._wake(key.watcher, key.target_key)
-        return SweepCounts(tuple(republished), refrozen, open_count - len(republished))
+    def next_sequence(self) -> int:
+        self._next += 1  # the counter row was read under the lock; it is written once, in `finish`
+        return self._next
 
     def cursor(self, key: CursorKey) -> CursorState | None:
         return _cursor(self._c, key)
 
     def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
         return _cursors_of(self._c, watcher, pending_only=pending_only)
-
-    def has_cursor_on(self, identity: SessionIdentity) -> bool:
-        self._c.execute(sql.SELECT_ANY_CURSOR_ON, identity)
-        return self._c.fetchone() is not None
-
-    def append_cursor(
-        self, key: CursorKey, events: Sequence[CursorEvent], *, before: CursorState | None
-    ) -> None:
-        stream = cursor_stream_id(key)
-        state = before
-        for event in events:
-            self._store_event(stream, event)
-            state = watch_cursor.evolve(state, event)
-        if state is None:
-            self._c.execute(sql.DELETE_CURSOR, (key.target_key, key.target_agent_id, key.watcher))
-            return
-        self._c.execute(sql.UPSERT_CURSOR, sql_rows.cursor_params(state))
-        if events and state.pending:  # an acknowledgement left a follow-up notice (SPEC §6.3)
-            self._wake(key.watcher, key.target_key)
-
-    def prune(self, now_ms: int, policy: Retention, archive: JsonlArchive | None) -> PruneCounts:
-        """The SQL form of `projections.retention.prune`, as in the SQLite store."""
-        c = self._c
-        occurred_before = now_ms - policy.window_ms
-        c.execute(sql.CAP_THROUGH, (occurred_before, policy.max_signals))
-        row = c.fetchone()
-        cutoffs = PruneCutoffs(
-            at_ms=now_ms,
-            occurred_before_ms=occurred_before,
-            through_sequence=row[0] if row is not None else 0,
-            cursors_updated_before_ms=now_ms - policy.window_ms,
-        )
-        removed = {"cut": cutoffs.occurred_before_ms, "through": cutoffs.through_sequence}
-        archived = 0
-        if archive is not None:
-            c.execute(sql.SELECT_REMOVED_EVENTS, removed)
-            archived = archive.append((nid, s, v, t, bytes(b)) for nid, s, v, t, b in c.fetchall())
-        c.execute(sql.STAMP_WATERMARKS, removed)
-        stamped = c.rowcount
-        c.execute(sql.DELETE_REMOVED, removed)
-        signals_removed = c.rowcount
-        c.execute(sql.EXPIRE_CURSORS, (cutoffs.cursors_updated_before_ms,))
-        expired = c.rowcount
-        self._states.clear()  # heads and watermarks changed under the cache
-        c.execute(sql.STAMP_LAST_PRUNE, (now_ms,))
-        counts = PruneCounts(cutoffs, signals_removed, stamped, expired, events_deleted=0, archived=archived)
-        self.vacuum_due = signals_removed > 0
-        c.execute(sql.COUNT_REPLACEABLE_EVENTS)
-        replaceable, sessions_count, cursors_count = _one(c)
-        if not (signals_removed or expired or compaction_due(replaceable, sessions_count, cursors_count)):
-            return counts  # nothing changed and too little to compact: a prune that writes no event
-        c.execute(sql.SELECT_SESSIONS)
-        sessions = tuple(sql_rows.session_state(r) for r in c.fetchall())
-        c.execute(
-            f"SELECT {sql.CURSOR_COLUMNS} FROM sw_cursors ORDER BY watcher, target_key, target_agent_id"
-        )
-        cursors = tuple(sql_rows.cursor_state(r) for r in c.fetchall())
-        _, checkpoint = self._store_event(
-            STORE_STREAM_ID, SignalsPruned(cutoffs=cutoffs, sessions=sessions, cursors=cursors)
-        )
-        c.execute(sql.TRUNCATE_EVENTS, (checkpoint,))
-        self.vacuum_due = self.vacuum_due or c.rowcount > 0
-        return replace(counts, events_deleted=c.rowcount)
 
     def finish(self) -> None:
         """Write the counter once, and NOTIFY the wakes (delivered only if the commit succeeds)."""

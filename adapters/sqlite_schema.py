@@ -198,3 +198,13 @@ SELECT_STREAM_VERSION = (
     "SELECT MAX(COALESCE((SELECT version FROM sw_streams WHERE stream_id = :s), 0),"
     f" COALESCE((SELECT MAX(originator_version) FROM {EVENTS_TABLE} WHERE originator_id = :s), 0))"
 )
+SELECT_BY_DEDUPE = f"SELECT {SIGNAL_COLUMNS} FROM sw_signals WHERE dedupe_key = ?"
+SELECT_SESSIONS = f"SELECT {SESSION_COLUMNS} FROM sw_sessions ORDER BY session_key, agent_id"
+SELECT_ALL_CURSORS = f"SELECT {CURSOR_COLUMNS} FROM sw_cursors ORDER BY watcher, target_key, target_agent_id"
+SELECT_ANY_CURSOR_ON = "SELECT 1 FROM sw_cursors WHERE target_key = ? AND target_agent_id = ? LIMIT 1"
+DELETE_SESSION = "DELETE FROM sw_sessions WHERE session_key = ? AND agent_id = ?"
+DELETE_SESSION_SIGNALS = "DELETE FROM sw_signals WHERE session_key = ? AND agent_id = ?"
+DROP_CURSORS_OF_WATCHER = "DELETE FROM sw_cursors WHERE watcher = ?"
+DROP_CURSORS_ON_TARGET = "DELETE FROM sw_cursors WHERE target_key = ? AND target_agent_id = ?"
+EXPIRE_CURSORS = "DELETE FROM sw_cursors WHERE updated_at_ms < ?"
+STAMP_LAST_PRUNE = "INSERT OR REPLACE INTO sw_meta (name, value) VALUES ('last_prune_ms', ?)"

@@ -13,9 +13,8 @@ import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 from uuid import UUID
 
 from eventsourcing.persistence import Notification
@@ -28,34 +27,21 @@ from eventsourcing.sqlite import (
 
 from sessionwatch.adapters import sql_rows
 from sessionwatch.adapters import sqlite_schema as sql
-from sessionwatch.adapters.archive import JsonlArchive
 from sessionwatch.adapters.mapper import (
-    STORE_STREAM_ID,
-    cursor_stream_id,
     encode,
     replay,
-    session_stream_id,
 )
-from sessionwatch.adapters.store import PruneCounts, StoreError, SweepCounts
-from sessionwatch.domain import session, watch_cursor
+from sessionwatch.adapters.sql_write import ArchiveRow, SetBasedWrite
+from sessionwatch.adapters.store import StoreError
 from sessionwatch.domain.events import DomainEvent
-from sessionwatch.domain.keys import SessionIdentity, agent_id_of
-from sessionwatch.domain.retention import PruneCutoffs, Retention, SignalsPruned, compaction_due
+from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.session import (
-    SessionDeleted,
-    SessionEvent,
-    SessionReset,
     SessionState,
-    SessionUpserted,
     SignalRecorded,
 )
-from sessionwatch.domain.signals import NOTIFYING_KINDS
 from sessionwatch.domain.watch_cursor import (
-    CursorEvent,
     CursorKey,
     CursorState,
-    MaterialSignalSeen,
-    NoticesSwept,
 )
 from sessionwatch.projections.models import SessionStatus
 from sessionwatch.projections.read_model import ReadModel
@@ -169,229 +155,40 @@ def _cursor(c: sqlite3.Cursor, key: CursorKey) -> CursorState | None:
     return sql_rows.cursor_state(row) if row is not None else None
 
 
-class _SqliteWrite:
-    """One `BEGIN IMMEDIATE` transaction; caches what it has read or written."""
+class _SqliteWrite(SetBasedWrite):
+    """One `BEGIN IMMEDIATE` transaction over the SQLite read models."""
+
+    sql = sql
 
     def __init__(self, cursor: sqlite3.Cursor) -> None:
-        self._c = cursor
-        self._states: dict[SessionIdentity, SessionState] = {}
-        self._versions: dict[UUID, int] = {}
+        super().__init__(cursor)
         self._next: int | None = None
         self._written = 0
 
-    def session(self, identity: SessionIdentity) -> SessionState:
-        state = self._states.get(identity)
-        if state is None:
-            self._c.execute(sql.SELECT_SESSION, identity)
-            row = self._c.fetchone()
-            if row is None:
-                state = session.initial(identity)
-            else:
-                state = sql_rows.session_state(row)
-                self._versions[session_stream_id(identity)] = row[-1]
-            self._states[identity] = state
-        return state
+    def _stream_key(self, stream: UUID) -> object:
+        return stream.hex
 
-    def signal_by_dedupe(self, dedupe_key: str) -> SignalRecorded | None:
-        self._c.execute(f"SELECT {sql.SIGNAL_COLUMNS} FROM sw_signals WHERE dedupe_key=?", (dedupe_key,))
-        row = self._c.fetchone()
-        return sql_rows.signal(row) if row is not None else None
+    def _insert_event(self, stream: UUID, version: int, event: DomainEvent) -> int:
+        self._c.execute(sql.INSERT_EVENT, (stream.hex, version, event.type, encode(event)))
+        return int(self._c.lastrowid or 0)
+
+    def _archive_row(self, row: Sequence[Any]) -> ArchiveRow:
+        nid, stream, version, topic, body = row
+        return nid, UUID(hex=stream), version, topic, body
 
     def next_sequence(self) -> int:
         if self._next is None:  # the first allocation takes and writes one number in one statement
             self._c.execute("UPDATE sw_meta SET value = value + 1 WHERE name='sequence' RETURNING value")
-            self._next = self._written = int(self._c.fetchone()[0])
+            self._next = self._written = int(self._one()[0])
             return self._next
         self._next += 1
         return self._next
-
-    def _store_event(self, stream: UUID, event: DomainEvent) -> tuple[int, int]:
-        """Insert one stored event; return its stream version and notification id."""
-        version = self._versions.get(stream)
-        if version is None:
-            self._c.execute(sql.SELECT_STREAM_VERSION, {"s": stream.hex})
-            version = int(self._c.fetchone()[0])
-        version += 1
-        self._c.execute(sql.INSERT_EVENT, (stream.hex, version, event.type, encode(event)))
-        self._versions[stream] = version
-        if not isinstance(event, SessionUpserted | SignalRecorded | SessionReset | SessionDeleted):
-            # cursor and store streams: no read-model row carries their version (sw_sessions does)
-            self._c.execute(sql.UPSERT_STREAM, (stream.hex, version))
-        return version, int(self._c.lastrowid or 0)
-
-    def append(self, identity: SessionIdentity, events: Sequence[SessionEvent]) -> list[MaterialSignalSeen]:
-        stream = session_stream_id(identity)
-        state = self.session(identity)
-        opened: list[MaterialSignalSeen] = []
-        for event in events:
-            version, notification_id = self._store_event(stream, event)
-            opened.extend(self._apply_implied(identity, event))
-            state = session.evolve(state, event)
-            if isinstance(event, SignalRecorded):
-                self._c.execute(sql.INSERT_SIGNAL, sql_rows.signal_params(event, notification_id))
-            if isinstance(event, SessionDeleted):
-                self._c.execute("DELETE FROM sw_signals WHERE session_key=? AND agent_id=?", identity)
-                self._c.execute(sql.UPSERT_STREAM, (stream.hex, version))  # the row goes; its version stays
-            if state.known:
-                self._c.execute(sql.UPSERT_SESSION, sql_rows.session_params(state, version))
-            else:  # deleted, or reset while known only by its cursors: not listed (as the fold)
-                self._c.execute("DELETE FROM sw_sessions WHERE session_key=? AND agent_id=?", identity)
-        self._states[identity] = state
-        return opened
-
-    def _apply_implied(self, identity: SessionIdentity, event: SessionEvent) -> list[MaterialSignalSeen]:
-        """The SQL form of `read_model.implied_facts` (the contract suite keeps them equal).
-
-        Returns the notices the event opened (what the shell wakes watchers for).
-        """
-        match event:
-            case SignalRecorded() if event.kind in NOTIFYING_KINDS:
-                return self._material_update(event)
-            case SignalRecorded():  # seeding (SPEC §5.1) needs no cursor state: it overwrites
-                for command in watch_cursor.react(event, {}, at_ms=event.recorded_at_ms):
-                    for fact in watch_cursor.derive(command, None):
-                        seeded = watch_cursor.evolve(None, fact)
-                        if seeded is not None:
-                            self._c.execute(sql.UPSERT_CURSOR, sql_rows.cursor_params(seeded))
-                return []
-            case SessionReset() | SessionDeleted():
-                self._drop_cursors(identity, deleted=isinstance(event, SessionDeleted))
-                return []
-            case _:
-                return []
-
-    def _material_update(self, signal: SignalRecorded) -> list[MaterialSignalSeen]:
-        """SPEC §6.1 for every holder but the actor in one statement, like the peer's.
-
-        Then a `(0, e, e)` cursor for each producer watcher without one. Returns the notices this
-        opened (`N` moved to `e`).
-        """
-        e = signal.sequence
-        params = {"e": e, "now": signal.recorded_at_ms, "key": signal.session_key, "agent": signal.agent_id}
-        self._c.execute(sql.MATERIAL_UPDATE, {**params, "actor": signal.actor_id})
-        rows = self._c.fetchall()
-        updated = {watcher for watcher, _, _ in rows}
-        opened = [(watcher, last) for watcher, last, notified in rows if notified == e]
-        for watcher in watch_cursor.notified_watchers(signal, signal.watchers, ()):
-            if watcher not in updated:
-                self._c.execute(
-                    sql.INSERT_NEW_CURSOR,
-                    (
-                        watcher,
-                        signal.session_key,
-                        signal.agent_id,
-                        e,
-                        e,
-                        signal.recorded_at_ms,
-                        agent_id_of(watcher),
-                    ),
-                )
-                opened.append((watcher, 0))
-        return [
-            MaterialSignalSeen(
-                watcher=watcher,
-                target_key=signal.session_key,
-                target_agent_id=signal.agent_id,
-                at_ms=signal.recorded_at_ms,
-                sequence=e,
-                notified=e,
-                last_seen=last,
-            )
-            for watcher, last in opened
-        ]
-
-    def _drop_cursors(self, identity: SessionIdentity, *, deleted: bool) -> None:
-        clauses = []
-        params: list[str] = []
-        if watch_cursor.watcher_identity(identity.session_key) == identity:
-            clauses.append("watcher = ?")
-            params.append(identity.session_key)
-        if deleted:
-            clauses.append("(target_key = ? AND target_agent_id = ?)")
-            params.extend(identity)
-        if clauses:
-            self._c.execute(f"DELETE FROM sw_cursors WHERE {' OR '.join(clauses)}", params)
-
-    def sweep(self, at_ms: int) -> SweepCounts:
-        """The SQL form of `read_model.plan_sweep`.
-
-        One statement re-freezes every open notice of an existing watcher; one `NoticesSwept` event
-        records it when anything changed (ADR-0007).
-        """
-        self._c.execute(sql.SELECT_REPUBLISHED)
-        republished = [CursorKey(*row) for row in self._c.fetchall()]
-        self._c.execute(sql.COUNT_OPEN)
-        open_count = int(self._c.fetchone()[0])
-        self._c.execute(sql.REFREEZE, {"now": at_ms})
-        refrozen = self._c.rowcount
-        if refrozen:
-            self._store_event(STORE_STREAM_ID, NoticesSwept(at_ms=at_ms))
-        return SweepCounts(tuple(republished), refrozen, open_count - len(republished))
 
     def cursor(self, key: CursorKey) -> CursorState | None:
         return _cursor(self._c, key)
 
     def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
         return _cursors_of(self._c, watcher, pending_only=pending_only)
-
-    def has_cursor_on(self, identity: SessionIdentity) -> bool:
-        self._c.execute("SELECT 1 FROM sw_cursors WHERE target_key=? AND target_agent_id=? LIMIT 1", identity)
-        return self._c.fetchone() is not None
-
-    def append_cursor(
-        self, key: CursorKey, events: Sequence[CursorEvent], *, before: CursorState | None
-    ) -> None:
-        stream = cursor_stream_id(key)
-        state = before
-        for event in events:
-            self._store_event(stream, event)
-            state = watch_cursor.evolve(state, event)
-        if state is None:
-            self._c.execute(sql.DELETE_CURSOR, (key.target_key, key.target_agent_id, key.watcher))
-        else:
-            self._c.execute(sql.UPSERT_CURSOR, sql_rows.cursor_params(state))
-
-    def prune(self, now_ms: int, policy: Retention, archive: JsonlArchive | None) -> PruneCounts:
-        """The SQL form of `projections.retention.prune` (the contract suite keeps them equal)."""
-        c = self._c
-        occurred_before = now_ms - policy.window_ms
-        c.execute(sql.CAP_THROUGH, (occurred_before, policy.max_signals))
-        row = c.fetchone()
-        cutoffs = PruneCutoffs(
-            at_ms=now_ms,
-            occurred_before_ms=occurred_before,
-            through_sequence=row[0] if row is not None else 0,
-            cursors_updated_before_ms=now_ms - policy.window_ms,
-        )
-        removed = {"cut": cutoffs.occurred_before_ms, "through": cutoffs.through_sequence}
-        archived = 0
-        if archive is not None:
-            c.execute(sql.SELECT_REMOVED_EVENTS, removed)
-            archived = archive.append((nid, UUID(hex=s), v, t, b) for nid, s, v, t, b in c.fetchall())
-        c.execute(sql.STAMP_WATERMARKS, removed)
-        stamped = c.rowcount
-        c.execute(sql.DELETE_REMOVED, removed)
-        signals_removed = c.rowcount
-        c.execute("DELETE FROM sw_cursors WHERE updated_at_ms < ?", (cutoffs.cursors_updated_before_ms,))
-        expired = c.rowcount
-        self._states.clear()  # heads and watermarks changed under the cache
-        c.execute("INSERT OR REPLACE INTO sw_meta (name, value) VALUES ('last_prune_ms', ?)", (now_ms,))
-        counts = PruneCounts(cutoffs, signals_removed, stamped, expired, events_deleted=0, archived=archived)
-        if not (signals_removed or expired):
-            c.execute(sql.COUNT_REPLACEABLE_EVENTS)
-            if not compaction_due(*c.fetchone()):
-                return counts  # nothing changed and too little to compact: a prune that writes no event
-        c.execute(f"SELECT {sql.SESSION_COLUMNS} FROM sw_sessions ORDER BY session_key, agent_id")
-        sessions = tuple(sql_rows.session_state(r) for r in c.fetchall())
-        c.execute(
-            f"SELECT {sql.CURSOR_COLUMNS} FROM sw_cursors ORDER BY watcher, target_key, target_agent_id"
-        )
-        cursors = tuple(sql_rows.cursor_state(r) for r in c.fetchall())
-        _, checkpoint = self._store_event(
-            STORE_STREAM_ID, SignalsPruned(cutoffs=cutoffs, sessions=sessions, cursors=cursors)
-        )
-        c.execute(sql.TRUNCATE_EVENTS, (checkpoint,))
-        return replace(counts, events_deleted=c.rowcount)
 
     def finish(self) -> None:
         if self._next is not None and self._next != self._written:

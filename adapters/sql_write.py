@@ -1,0 +1,280 @@
+"""The write transaction both SQL stores share: the read models as set-based SQL (ADR-0005, 0007, 0008).
+
+`SetBasedWrite` holds every rule; a store's subclass gives its schema module (`sql`, the same
+statement names in each dialect), how a stream id is bound, how an event's notification id comes
+back, how sequences are taken and written, and, for PostgreSQL, the cross-process wakes it owes.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from types import ModuleType
+from typing import Any
+from uuid import UUID
+
+from sessionwatch.adapters import sql_rows
+from sessionwatch.adapters.archive import JsonlArchive
+from sessionwatch.adapters.mapper import STORE_STREAM_ID, cursor_stream_id, session_stream_id
+from sessionwatch.adapters.store import PruneCounts, SweepCounts
+from sessionwatch.domain import session, watch_cursor
+from sessionwatch.domain.events import DomainEvent
+from sessionwatch.domain.keys import SessionIdentity, agent_id_of
+from sessionwatch.domain.retention import PruneCutoffs, Retention, SignalsPruned, compaction_due
+from sessionwatch.domain.session import (
+    SessionDeleted,
+    SessionEvent,
+    SessionReset,
+    SessionState,
+    SessionUpserted,
+    SignalRecorded,
+)
+from sessionwatch.domain.signals import NOTIFYING_KINDS
+from sessionwatch.domain.watch_cursor import (
+    CursorEvent,
+    CursorKey,
+    CursorState,
+    MaterialSignalSeen,
+    NoticesSwept,
+)
+
+ArchiveRow = tuple[int, UUID, int, str, bytes]
+
+
+class SetBasedWrite(ABC):
+    """One exclusive write transaction over the SQL read models; caches what it read or wrote."""
+
+    sql: ModuleType
+
+    def __init__(self, cursor: Any) -> None:  # noqa: ANN401 - a DB-API cursor of either driver
+        self._c = cursor
+        self._states: dict[SessionIdentity, SessionState] = {}
+        self._versions: dict[UUID, int] = {}
+        self.vacuum_due = False
+
+    # ---------------------------------------------------------------- what each store supplies
+
+    @abstractmethod
+    def _stream_key(self, stream: UUID) -> object:
+        """How this driver binds a stream id."""
+
+    @abstractmethod
+    def _insert_event(self, stream: UUID, version: int, event: DomainEvent) -> int:
+        """Insert one stored event; return its notification id."""
+
+    @abstractmethod
+    def _archive_row(self, row: Sequence[Any]) -> ArchiveRow:
+        """A removed signal's stored-event row as the archive takes it."""
+
+    def _wake(self, watcher: str, target_key: str) -> None:  # noqa: B027 - optional hook, empty by design
+        """A wake this write owes another process (PostgreSQL); a no-op for a single-process store."""
+
+    def _one(self) -> Sequence[Any]:
+        row = self._c.fetchone()
+        if row is None:  # aggregates and counters always return a row
+            raise LookupError("the store returned no row where one was due")
+        return tuple(row)
+
+    # ------------------------------------------------------------------------------ shared rules
+
+    def session(self, identity: SessionIdentity) -> SessionState:
+        """The identity's state as of this transaction (its stream version cached with it)."""
+        state = self._states.get(identity)
+        if state is None:
+            self._c.execute(self.sql.SELECT_SESSION, identity)
+            row = self._c.fetchone()
+            if row is None:
+                state = session.initial(identity)
+            else:
+                state = sql_rows.session_state(row)
+                self._versions[session_stream_id(identity)] = row[-1]
+            self._states[identity] = state
+        return state
+
+    def signal_by_dedupe(self, dedupe_key: str) -> SignalRecorded | None:
+        """The retained signal carrying `dedupe_key`, globally."""
+        self._c.execute(self.sql.SELECT_BY_DEDUPE, (dedupe_key,))
+        row = self._c.fetchone()
+        return sql_rows.signal(row) if row is not None else None
+
+    def _store_event(self, stream: UUID, event: DomainEvent) -> tuple[int, int]:
+        """Insert one stored event; return its stream version and notification id."""
+        version = self._versions.get(stream)
+        if version is None:
+            self._c.execute(self.sql.SELECT_STREAM_VERSION, {"s": self._stream_key(stream)})
+            version = int(self._one()[0])
+        version += 1
+        notification_id = self._insert_event(stream, version, event)
+        self._versions[stream] = version
+        if not isinstance(event, SessionUpserted | SignalRecorded | SessionReset | SessionDeleted):
+            # cursor and store streams: no read-model row carries their version (sw_sessions does)
+            self._c.execute(self.sql.UPSERT_STREAM, (self._stream_key(stream), version))
+        return version, notification_id
+
+    def append(self, identity: SessionIdentity, events: Sequence[SessionEvent]) -> list[MaterialSignalSeen]:
+        """Store Session events and apply them, with the cursor facts they imply; return opened notices."""
+        stream = session_stream_id(identity)
+        state = self.session(identity)
+        opened: list[MaterialSignalSeen] = []
+        for event in events:
+            version, notification_id = self._store_event(stream, event)
+            opened.extend(self._apply_implied(identity, event))
+            state = session.evolve(state, event)
+            if isinstance(event, SignalRecorded):
+                self._c.execute(self.sql.INSERT_SIGNAL, sql_rows.signal_params(event, notification_id))
+            if isinstance(event, SessionDeleted):
+                self._c.execute(self.sql.DELETE_SESSION_SIGNALS, identity)
+                # the row goes; its stream's version stays
+                self._c.execute(self.sql.UPSERT_STREAM, (self._stream_key(stream), version))
+            if state.known:
+                self._c.execute(self.sql.UPSERT_SESSION, sql_rows.session_params(state, version))
+            else:  # deleted, or reset while known only by its cursors: not listed (as the fold)
+                self._c.execute(self.sql.DELETE_SESSION, identity)
+        self._states[identity] = state
+        for fact in opened:
+            self._wake(fact.watcher, fact.target_key)
+        return opened
+
+    def _apply_implied(self, identity: SessionIdentity, event: SessionEvent) -> list[MaterialSignalSeen]:
+        """The SQL form of `read_model.implied_facts` (the contract suite keeps them equal).
+
+        Returns the notices the event opened (what the shell wakes watchers for).
+        """
+        match event:
+            case SignalRecorded() if event.kind in NOTIFYING_KINDS:
+                return self._material_update(event)
+            case SignalRecorded():  # seeding (SPEC §5.1) needs no cursor state: it overwrites
+                for command in watch_cursor.react(event, {}, at_ms=event.recorded_at_ms):
+                    for fact in watch_cursor.derive(command, None):
+                        seeded = watch_cursor.evolve(None, fact)
+                        if seeded is not None:
+                            self._c.execute(self.sql.UPSERT_CURSOR, sql_rows.cursor_params(seeded))
+                return []
+            case SessionReset() | SessionDeleted():
+                self._drop_cursors(identity, deleted=isinstance(event, SessionDeleted))
+                return []
+            case _:
+                return []
+
+    def _material_update(self, signal: SignalRecorded) -> list[MaterialSignalSeen]:
+        """SPEC §6.1 for every holder but the actor in one statement, like the peer's.
+
+        Then a `(0, e, e)` cursor for each producer watcher without one. Returns the notices this
+        opened (`N` moved to `e`).
+        """
+        e = signal.sequence
+        params = {"e": e, "now": signal.recorded_at_ms, "key": signal.session_key, "agent": signal.agent_id}
+        self._c.execute(self.sql.MATERIAL_UPDATE, {**params, "actor": signal.actor_id})
+        rows = self._c.fetchall()
+        updated = {watcher for watcher, _, _ in rows}
+        opened = [(watcher, last) for watcher, last, notified in rows if notified == e]
+        for watcher in watch_cursor.notified_watchers(signal, signal.watchers, ()):
+            if watcher not in updated:
+                new = (watcher, signal.session_key, signal.agent_id, e, e, signal.recorded_at_ms)
+                self._c.execute(self.sql.INSERT_NEW_CURSOR, (*new, agent_id_of(watcher)))
+                opened.append((watcher, 0))
+        return [
+            MaterialSignalSeen(
+                watcher=watcher,
+                target_key=signal.session_key,
+                target_agent_id=signal.agent_id,
+                at_ms=signal.recorded_at_ms,
+                sequence=e,
+                notified=e,
+                last_seen=last,
+            )
+            for watcher, last in opened
+        ]
+
+    def _drop_cursors(self, identity: SessionIdentity, *, deleted: bool) -> None:
+        """Reset drops the cursors the session holds; deletion also those on it (SPEC §5.4, §9)."""
+        if watch_cursor.watcher_identity(identity.session_key) == identity:
+            self._c.execute(self.sql.DROP_CURSORS_OF_WATCHER, (identity.session_key,))
+        if deleted:
+            self._c.execute(self.sql.DROP_CURSORS_ON_TARGET, identity)
+
+    def sweep(self, at_ms: int) -> SweepCounts:
+        """The SQL form of `read_model.plan_sweep`.
+
+        One statement re-freezes every open notice of an existing watcher; one `NoticesSwept` event
+        records it when anything changed (ADR-0007).
+        """
+        self._c.execute(self.sql.SELECT_REPUBLISHED)
+        republished = [CursorKey(*row) for row in self._c.fetchall()]
+        self._c.execute(self.sql.COUNT_OPEN)
+        open_count = int(self._one()[0])
+        self._c.execute(self.sql.REFREEZE, {"now": at_ms})
+        refrozen = self._c.rowcount
+        if refrozen:
+            self._store_event(STORE_STREAM_ID, NoticesSwept(at_ms=at_ms))
+        for key in republished:
+            self._wake(key.watcher, key.target_key)
+        return SweepCounts(tuple(republished), refrozen, open_count - len(republished))
+
+    def has_cursor_on(self, identity: SessionIdentity) -> bool:
+        """Whether any registered cursor targets the identity (the human-message gate, SPEC §4)."""
+        self._c.execute(self.sql.SELECT_ANY_CURSOR_ON, identity)
+        return self._c.fetchone() is not None
+
+    def append_cursor(
+        self, key: CursorKey, events: Sequence[CursorEvent], *, before: CursorState | None
+    ) -> None:
+        """Store a cursor's own events and write the row they leave (or delete it)."""
+        stream = cursor_stream_id(key)
+        state = before
+        for event in events:
+            self._store_event(stream, event)
+            state = watch_cursor.evolve(state, event)
+        if state is None:
+            self._c.execute(self.sql.DELETE_CURSOR, (key.target_key, key.target_agent_id, key.watcher))
+            return
+        self._c.execute(self.sql.UPSERT_CURSOR, sql_rows.cursor_params(state))
+        if events and state.pending:  # an acknowledgement left a follow-up notice (SPEC §6.3)
+            self._wake(key.watcher, key.target_key)
+
+    def prune(self, now_ms: int, policy: Retention, archive: JsonlArchive | None) -> PruneCounts:
+        """The SQL form of `projections.retention.prune` (the contract suite keeps them equal)."""
+        c = self._c
+        occurred_before = now_ms - policy.window_ms
+        c.execute(self.sql.CAP_THROUGH, (occurred_before, policy.max_signals))
+        row = c.fetchone()
+        cutoffs = PruneCutoffs(
+            at_ms=now_ms,
+            occurred_before_ms=occurred_before,
+            through_sequence=row[0] if row is not None else 0,
+            cursors_updated_before_ms=now_ms - policy.window_ms,
+        )
+        removed = {"cut": cutoffs.occurred_before_ms, "through": cutoffs.through_sequence}
+        archived = 0
+        if archive is not None:
+            c.execute(self.sql.SELECT_REMOVED_EVENTS, removed)
+            archived = archive.append(self._archive_rows(c.fetchall()))
+        c.execute(self.sql.STAMP_WATERMARKS, removed)
+        stamped = c.rowcount
+        c.execute(self.sql.DELETE_REMOVED, removed)
+        signals_removed = c.rowcount
+        c.execute(self.sql.EXPIRE_CURSORS, (cutoffs.cursors_updated_before_ms,))
+        expired = c.rowcount
+        self._states.clear()  # heads and watermarks changed under the cache
+        c.execute(self.sql.STAMP_LAST_PRUNE, (now_ms,))
+        counts = PruneCounts(cutoffs, signals_removed, stamped, expired, events_deleted=0, archived=archived)
+        self.vacuum_due = signals_removed > 0
+        if not (signals_removed or expired):
+            c.execute(self.sql.COUNT_REPLACEABLE_EVENTS)
+            replaceable, sessions_count, cursors_count = self._one()
+            if not compaction_due(replaceable, sessions_count, cursors_count):
+                return counts  # nothing changed and too little to compact: a prune that writes no event
+        c.execute(self.sql.SELECT_SESSIONS)
+        sessions = tuple(sql_rows.session_state(r) for r in c.fetchall())
+        c.execute(self.sql.SELECT_ALL_CURSORS)
+        cursors = tuple(sql_rows.cursor_state(r) for r in c.fetchall())
+        _, checkpoint = self._store_event(
+            STORE_STREAM_ID, SignalsPruned(cutoffs=cutoffs, sessions=sessions, cursors=cursors)
+        )
+        c.execute(self.sql.TRUNCATE_EVENTS, (checkpoint,))
+        self.vacuum_due = self.vacuum_due or c.rowcount > 0
+        return replace(counts, events_deleted=c.rowcount)
+
+    def _archive_rows(self, rows: Iterable[Sequence[Any]]) -> list[ArchiveRow]:
+        return [self._archive_row(row) for row in rows]
