@@ -7,8 +7,8 @@ a Python module path, so classes can move and be renamed freely (ADR-0004). The 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
-from typing import Final
+from collections.abc import Callable, Iterator
+from typing import Any, Final, TypeAlias
 from uuid import UUID, uuid5
 
 import orjson
@@ -18,6 +18,7 @@ from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.retention import SignalsPruned
 from sessionwatch.domain.session import SessionDeleted, SessionReset, SessionUpserted, SignalRecorded
+from sessionwatch.domain.upstream import UpstreamLinked, UpstreamMarkerAdvanced, UpstreamUnlinked
 from sessionwatch.domain.watch_cursor import (
     CursorKey,
     NoticeAcknowledged,
@@ -41,9 +42,23 @@ EVENT_TYPES: Final[dict[str, type[DomainEvent]]] = {
         WatchRemoved,
         NoticesSwept,
         SignalsPruned,
+        UpstreamLinked,
+        UpstreamMarkerAdvanced,
+        UpstreamUnlinked,
     )
 }
 """The stored-name registry: the only way a stored topic becomes a class."""
+
+Body: TypeAlias = dict[str, Any]
+
+UPCASTERS: Final[dict[str, tuple[str, Callable[[Body], Body]]]] = {
+    # v1 checkpoints predate upstream links, so they held none (ADR-0010).
+    "store.pruned.v1": ("store.pruned.v2", lambda body: {**body, "links": []}),
+}
+"""Older stored names: the name they are read as now and how their body becomes that shape."""
+
+CHECKPOINT_TOPICS: Final = ("store.pruned.v1", "store.pruned.v2")
+"""The stored names of prune checkpoints, old and current (compaction keeps none but the newest)."""
 
 
 class UnknownStoredEvent(LookupError):  # noqa: N818 - reads as the condition it reports
@@ -62,6 +77,12 @@ def cursor_stream_id(key: CursorKey) -> UUID:
     return uuid5(STREAM_NAMESPACE, f"cursor\x1f{key.watcher}\x1f{key.target_agent_id}\x1f{key.target_key}")
 
 
+@functools.lru_cache(maxsize=4096)
+def link_stream_id(identity: SessionIdentity) -> UUID:
+    """The UpstreamLink stream's id: a UUIDv5 of the adopted session's identity."""
+    return uuid5(STREAM_NAMESPACE, f"upstream\x1f{identity.agent_id}\x1f{identity.session_key}")
+
+
 STORE_STREAM_ID: Final = uuid5(STREAM_NAMESPACE, "store")
 """The stream of the store's own facts (prunes)."""
 
@@ -75,11 +96,15 @@ def encode(event: DomainEvent) -> bytes:
 
 
 def decode(topic: str, state: bytes) -> DomainEvent:
-    """Rebuild the event from its stored name and body."""
+    """Rebuild the event from its stored name and body, upcasting an older name first."""
+    body = orjson.loads(state)
+    while topic in UPCASTERS:
+        topic, upcast = UPCASTERS[topic]
+        body = upcast(body)
     cls = EVENT_TYPES.get(topic)
     if cls is None:
         raise UnknownStoredEvent(f"unknown stored event type {topic!r}")
-    return cls.model_validate(orjson.loads(state))
+    return cls.model_validate(body)
 
 
 def replay(recorder: ApplicationRecorder, page_size: int = 1000) -> Iterator[DomainEvent]:

@@ -19,8 +19,10 @@ from eventsourcing.popo import POPOApplicationRecorder
 
 from sessionwatch.adapters.archive import JsonlArchive
 from sessionwatch.adapters.mapper import (
+    CHECKPOINT_TOPICS,
     STORE_STREAM_ID,
     cursor_stream_id,
+    link_stream_id,
     replay,
     session_stream_id,
     to_stored,
@@ -29,8 +31,9 @@ from sessionwatch.adapters.store import PruneCounts, SweepCounts
 from sessionwatch.domain import session
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
-from sessionwatch.domain.retention import Retention, SignalsPruned, compaction_due
+from sessionwatch.domain.retention import Retention, compaction_due
 from sessionwatch.domain.session import SessionEvent, SessionState, SignalRecorded
+from sessionwatch.domain.upstream import LinkEvent, UpstreamLinkState
 from sessionwatch.domain.watch_cursor import (
     CursorEvent,
     CursorKey,
@@ -228,6 +231,15 @@ class _MemoryWrite:
             self._store_event(stream, event)
         self.model = replace(self.model, cursors=apply_cursor_facts(self.model.cursors, events))
 
+    def upstream_link(self, identity: SessionIdentity) -> UpstreamLinkState | None:
+        return self.model.links.get(identity)
+
+    def append_link(self, identity: SessionIdentity, events: Sequence[LinkEvent]) -> None:
+        stream = link_stream_id(identity)
+        for event in events:
+            self._store_event(stream, event)
+            self.model = evolve_read_model(self.model, event)
+
     def prune(self, now_ms: int, policy: Retention, archive: JsonlArchive | None) -> PruneCounts:
         outcome = prune(self.model, plan_prune(self.model, now_ms, policy))
         archived = 0
@@ -248,10 +260,9 @@ class _MemoryWrite:
         kept_signals = sum(
             1 for seq in (*self._store.signal_ids, *self.signal_at.values()) if seq in retained
         )
-        replaceable = sum(1 for _, s in stored if s.topic != SignalsPruned.model_fields["type"].default)
-        replaceable -= kept_signals
+        replaceable = sum(1 for _, s in stored if s.topic not in CHECKPOINT_TOPICS) - kept_signals
         cursors = sum(len(by) for by in self.model.cursors.values())
-        due = compaction_due(replaceable, len(self.model.sessions), cursors)
+        due = compaction_due(replaceable, len(self.model.sessions) + cursors + len(self.model.links))
         if not (counts.signals_removed or counts.cursors_expired or due):
             return counts  # nothing changed and too little to compact: a prune that writes no event
         self.checkpoint_at = len(self.stored)
@@ -359,6 +370,15 @@ class MemorySignalStore:
     def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
         """The watcher's cursors, ordered by target."""
         return _cursors_of(self.model, watcher, pending_only=pending_only)
+
+    def upstream_link(self, identity: SessionIdentity) -> UpstreamLinkState | None:
+        """The identity's upstream link, a tombstone included."""
+        return self.model.links.get(identity)
+
+    def upstream_links(self, *, watched_only: bool) -> list[UpstreamLinkState]:
+        """Every active link, only cursor targets when `watched_only`."""
+        model = self.model
+        return [link for link in model.active_links() if not watched_only or model.cursors.get(link.identity)]
 
     def read_model(self) -> ReadModel:
         """The current read model (an immutable value)."""

@@ -96,6 +96,24 @@ SCHEMA = (
         " PRIMARY KEY (target_key, target_agent_id, watcher))"
     ),
     "CREATE INDEX IF NOT EXISTS sw_cursors_by_watcher ON sw_cursors (watcher)",
+    # Upstream links of adopted sessions (SPEC §10); `active = 0` rows are tombstones (ADR-0010).
+    (
+        "CREATE TABLE IF NOT EXISTS sw_upstream_links ("
+        f" session_key {KEY},"
+        f" agent_id {KEY},"
+        " catalog_id TEXT NOT NULL,"
+        " host_id TEXT NOT NULL,"
+        " thread_id TEXT NOT NULL,"
+        " upstream_kind TEXT NOT NULL,"
+        " upstream_ref TEXT NOT NULL,"
+        " marker TEXT NOT NULL,"
+        " link_version BIGINT NOT NULL,"
+        " active INTEGER NOT NULL,"
+        " last_scanned_at_ms BIGINT,"
+        " created_at_ms BIGINT NOT NULL,"
+        " updated_at_ms BIGINT NOT NULL,"
+        " PRIMARY KEY (session_key, agent_id))"
+    ),
     (
         "CREATE OR REPLACE VIEW sw_pending_notices AS"
         " SELECT watcher, target_key, target_agent_id, last_seen FROM sw_cursors WHERE notified > last_seen"
@@ -116,6 +134,10 @@ SIGNAL_COLUMNS = (
     " occurred_at_ms, recorded_at_ms, summary, payload, dedupe_key, watchers"
 )
 CURSOR_COLUMNS = "watcher, target_key, target_agent_id, last_seen, notified, material, updated_at_ms"
+LINK_COLUMNS = (
+    "session_key, agent_id, catalog_id, host_id, thread_id, upstream_kind, upstream_ref, marker,"
+    " link_version, active, last_scanned_at_ms, created_at_ms, updated_at_ms"
+)
 
 UPSERT_SESSION = (
     f"INSERT INTO sw_sessions ({SESSION_COLUMNS}, stream_version)"
@@ -238,9 +260,10 @@ SELECT_LAST_PRUNE = "SELECT value FROM sw_meta WHERE name = 'last_prune_ms'"
 SELECT_COUNTER = "SELECT value FROM sw_meta WHERE name = 'sequence'"
 # Stored events a new checkpoint would let a prune delete: all but retained signals and checkpoints.
 COUNT_REPLACEABLE_EVENTS = (
-    f"SELECT (SELECT COUNT(*) FROM {EVENTS_TABLE} AS e WHERE e.topic != 'store.pruned.v1'"
+    f"SELECT (SELECT COUNT(*) FROM {EVENTS_TABLE} AS e WHERE e.topic NOT LIKE 'store.pruned.%%'"
     " AND NOT EXISTS (SELECT 1 FROM sw_signals AS s WHERE s.notification_id = e.notification_id)),"
-    " (SELECT COUNT(*) FROM sw_sessions), (SELECT COUNT(*) FROM sw_cursors)"
+    " (SELECT COUNT(*) FROM sw_sessions) + (SELECT COUNT(*) FROM sw_cursors)"
+    " + (SELECT COUNT(*) FROM sw_upstream_links)"
 )
 # Everything before the prune's checkpoint except the retained signals' own events (ADR-0008).
 TRUNCATE_EVENTS = (
@@ -266,3 +289,23 @@ NOTIFY_WAKES = "SELECT pg_notify(%s, payload) FROM unnest(%s::text[]) AS payload
 SELECT_ALL_CURSORS = f"SELECT {CURSOR_COLUMNS} FROM sw_cursors ORDER BY watcher, target_key, target_agent_id"
 DROP_CURSORS_OF_WATCHER = "DELETE FROM sw_cursors WHERE watcher = %s"
 DROP_CURSORS_ON_TARGET = "DELETE FROM sw_cursors WHERE target_key = %s AND target_agent_id = %s"
+SELECT_LINK = f"SELECT {LINK_COLUMNS} FROM sw_upstream_links WHERE session_key = %s AND agent_id = %s"
+UPSERT_LINK = (
+    f"INSERT INTO sw_upstream_links ({LINK_COLUMNS})"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    " ON CONFLICT (session_key, agent_id) DO UPDATE SET catalog_id = excluded.catalog_id,"
+    " host_id = excluded.host_id, thread_id = excluded.thread_id, upstream_kind = excluded.upstream_kind,"
+    " upstream_ref = excluded.upstream_ref, marker = excluded.marker, link_version = excluded.link_version,"
+    " active = excluded.active, last_scanned_at_ms = excluded.last_scanned_at_ms,"
+    " created_at_ms = excluded.created_at_ms, updated_at_ms = excluded.updated_at_ms"
+)
+DELETE_LINK = "DELETE FROM sw_upstream_links WHERE session_key = %s AND agent_id = %s"
+SELECT_ALL_LINKS = f"SELECT {LINK_COLUMNS} FROM sw_upstream_links ORDER BY session_key, agent_id"
+SELECT_ACTIVE_LINKS = (
+    f"SELECT {LINK_COLUMNS} FROM sw_upstream_links WHERE active = 1 ORDER BY session_key, agent_id"
+)
+SELECT_WATCHED_LINKS = (
+    f"SELECT {LINK_COLUMNS} FROM sw_upstream_links AS l WHERE active = 1"
+    " AND EXISTS (SELECT 1 FROM sw_cursors AS c"
+    " WHERE c.target_key = l.session_key AND c.target_agent_id = l.agent_id) ORDER BY session_key, agent_id"
+)

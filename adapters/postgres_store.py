@@ -44,6 +44,7 @@ from sessionwatch.domain.session import (
     SessionUpserted,
     SignalRecorded,
 )
+from sessionwatch.domain.upstream import UpstreamLinkState
 from sessionwatch.domain.watch_cursor import (
     CursorKey,
     CursorState,
@@ -182,23 +183,7 @@ def _one(c: Cursor) -> TupleRow:
 
 
 def _read_model(c: Cursor) -> ReadModel:
-    c.execute(f"SELECT {sql.SESSION_COLUMNS} FROM sw_sessions")
-    sessions = {s.identity: s for s in map(sql_rows.session_state, c.fetchall())}
-    c.execute(f"SELECT {sql.SIGNAL_COLUMNS} FROM sw_signals ORDER BY sequence")
-    signals: dict[SessionIdentity, list[SignalRecorded]] = {}
-    for signal in map(sql_rows.signal, c.fetchall()):
-        signals.setdefault(signal.identity, []).append(signal)
-    c.execute(f"SELECT {sql.CURSOR_COLUMNS} FROM sw_cursors")
-    cursors: dict[SessionIdentity, dict[str, CursorState]] = {}
-    for state in map(sql_rows.cursor_state, c.fetchall()):
-        cursors.setdefault(state.key.target, {})[state.watcher] = state
-    dedupe = {
-        s.dedupe_key: (identity, s.sequence)
-        for identity, log in signals.items()
-        for s in log
-        if s.dedupe_key is not None
-    }
-    return ReadModel(sessions, {k: tuple(v) for k, v in signals.items()}, dedupe, cursors)
+    return sql_rows.read_model(c, sql)
 
 
 class _PostgresWrite(SetBasedWrite):
@@ -414,6 +399,26 @@ class PostgresSignalStore:
     def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
         """The watcher's cursors, ordered by target."""
         return self._read(lambda c: _cursors_of(c, watcher, pending_only=pending_only))
+
+    def upstream_link(self, identity: SessionIdentity) -> UpstreamLinkState | None:
+        """The identity's link row, a tombstone included."""
+
+        def query(c: Cursor) -> UpstreamLinkState | None:
+            c.execute(sql.SELECT_LINK, identity)
+            row = c.fetchone()
+            return sql_rows.link_state(row) if row is not None else None
+
+        return self._read(query)
+
+    def upstream_links(self, *, watched_only: bool) -> list[UpstreamLinkState]:
+        """Every active link (only cursor targets when `watched_only`), by identity."""
+        statement = sql.SELECT_WATCHED_LINKS if watched_only else sql.SELECT_ACTIVE_LINKS
+
+        def query(c: Cursor) -> list[UpstreamLinkState]:
+            c.execute(statement)
+            return [sql_rows.link_state(row) for row in c.fetchall()]
+
+        return self._read(query)
 
     def read_model(self) -> ReadModel:
         """The stored read models, loaded whole from one snapshot."""

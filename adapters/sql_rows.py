@@ -6,15 +6,18 @@ Both stores keep the same tables with the same column order, so one mapping serv
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Any, TypeAlias
 
 import orjson
 
-from sessionwatch.domain.keys import agent_id_of
+from sessionwatch.domain.keys import SessionIdentity, agent_id_of
 from sessionwatch.domain.session import SessionState, SignalRecorded
 from sessionwatch.domain.signals import PUBLIC_PAYLOAD_KEYS, Payload, from_epoch_ms
+from sessionwatch.domain.upstream import UpstreamLinkState, UpstreamSource
 from sessionwatch.domain.watch_cursor import CursorState
 from sessionwatch.projections.models import StateChange
+from sessionwatch.projections.read_model import ReadModel
 
 Row: TypeAlias = Sequence[Any]
 """A result row as a tuple (neither store uses a dict or Row factory)."""
@@ -138,3 +141,67 @@ def cursor_params(state: CursorState) -> tuple[object, ...]:
         state.updated_at_ms,
         agent_id_of(state.watcher),
     )
+
+
+def link_state(row: Row) -> UpstreamLinkState:
+    """A `sw_upstream_links` row."""
+    return UpstreamLinkState(
+        session_key=row[0],
+        agent_id=row[1],
+        source=UpstreamSource(
+            catalog_id=row[2],
+            host_id=row[3],
+            thread_id=row[4],
+            upstream_kind=row[5],
+            upstream_ref=orjson.loads(row[6]),
+        ),
+        marker=orjson.loads(row[7]),
+        link_version=row[8],
+        active=bool(row[9]),
+        last_scanned_at_ms=row[10],
+        created_at_ms=row[11],
+        updated_at_ms=row[12],
+    )
+
+
+def link_params(state: UpstreamLinkState) -> tuple[object, ...]:
+    """The `sw_upstream_links` row of a link (JSON text for the reference and the marker)."""
+    source = state.source
+    return (
+        state.session_key,
+        state.agent_id,
+        source.catalog_id,
+        source.host_id,
+        source.thread_id,
+        source.upstream_kind,
+        orjson.dumps(source.upstream_ref).decode(),
+        orjson.dumps(state.marker).decode(),
+        state.link_version,
+        int(state.active),
+        state.last_scanned_at_ms,
+        state.created_at_ms,
+        state.updated_at_ms,
+    )
+
+
+def read_model(c: Any, sql: ModuleType) -> ReadModel:  # noqa: ANN401 - a DB-API cursor of either driver
+    """Every stored read model, loaded whole through `c` with the store's statements `sql`."""
+    c.execute(f"SELECT {sql.SESSION_COLUMNS} FROM sw_sessions")
+    sessions = {s.identity: s for s in map(session_state, c.fetchall())}
+    c.execute(f"SELECT {sql.SIGNAL_COLUMNS} FROM sw_signals ORDER BY sequence")
+    signals: dict[SessionIdentity, list[SignalRecorded]] = {}
+    for recorded in map(signal, c.fetchall()):
+        signals.setdefault(recorded.identity, []).append(recorded)
+    c.execute(f"SELECT {sql.CURSOR_COLUMNS} FROM sw_cursors")
+    cursors: dict[SessionIdentity, dict[str, CursorState]] = {}
+    for state in map(cursor_state, c.fetchall()):
+        cursors.setdefault(state.key.target, {})[state.watcher] = state
+    c.execute(sql.SELECT_ALL_LINKS)
+    links = {link.identity: link for link in map(link_state, c.fetchall())}
+    dedupe = {
+        s.dedupe_key: (identity, s.sequence)
+        for identity, log in signals.items()
+        for s in log
+        if s.dedupe_key is not None
+    }
+    return ReadModel(sessions, {k: tuple(v) for k, v in signals.items()}, dedupe, cursors, links)

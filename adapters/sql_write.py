@@ -16,9 +16,9 @@ from uuid import UUID
 
 from sessionwatch.adapters import sql_rows
 from sessionwatch.adapters.archive import JsonlArchive
-from sessionwatch.adapters.mapper import STORE_STREAM_ID, cursor_stream_id, session_stream_id
+from sessionwatch.adapters.mapper import STORE_STREAM_ID, cursor_stream_id, link_stream_id, session_stream_id
 from sessionwatch.adapters.store import PruneCounts, SweepCounts
-from sessionwatch.domain import session, watch_cursor
+from sessionwatch.domain import session, upstream, watch_cursor
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity, agent_id_of
 from sessionwatch.domain.retention import PruneCutoffs, Retention, SignalsPruned, compaction_due
@@ -31,6 +31,7 @@ from sessionwatch.domain.session import (
     SignalRecorded,
 )
 from sessionwatch.domain.signals import NOTIFYING_KINDS
+from sessionwatch.domain.upstream import LinkEvent, UpstreamLinkState
 from sessionwatch.domain.watch_cursor import (
     CursorEvent,
     CursorKey,
@@ -125,6 +126,7 @@ class SetBasedWrite(ABC):
                 self._c.execute(self.sql.INSERT_SIGNAL, sql_rows.signal_params(event, notification_id))
             if isinstance(event, SessionDeleted):
                 self._c.execute(self.sql.DELETE_SESSION_SIGNALS, identity)
+                self._c.execute(self.sql.DELETE_LINK, identity)  # its link goes too (SPEC §9)
                 # the row goes; its stream's version stays
                 self._c.execute(self.sql.UPSERT_STREAM, (self._stream_key(stream), version))
             if state.known:
@@ -233,6 +235,22 @@ class SetBasedWrite(ABC):
         if events and state.pending:  # an acknowledgement left a follow-up notice (SPEC §6.3)
             self._wake(key.watcher, key.target_key)
 
+    def upstream_link(self, identity: SessionIdentity) -> UpstreamLinkState | None:
+        """The identity's link row (a tombstone included) as of this transaction."""
+        self._c.execute(self.sql.SELECT_LINK, identity)
+        row = self._c.fetchone()
+        return sql_rows.link_state(row) if row is not None else None
+
+    def append_link(self, identity: SessionIdentity, events: Sequence[LinkEvent]) -> None:
+        """Store the link's events and write the row they leave."""
+        stream = link_stream_id(identity)
+        state = self.upstream_link(identity) if events else None
+        for event in events:
+            self._store_event(stream, event)
+            state = upstream.evolve(state, event)
+        if state is not None:
+            self._c.execute(self.sql.UPSERT_LINK, sql_rows.link_params(state))
+
     def prune(self, now_ms: int, policy: Retention, archive: JsonlArchive | None) -> PruneCounts:
         """The SQL form of `projections.retention.prune` (the contract suite keeps them equal)."""
         c = self._c
@@ -262,15 +280,17 @@ class SetBasedWrite(ABC):
         self.vacuum_due = signals_removed > 0
         if not (signals_removed or expired):
             c.execute(self.sql.COUNT_REPLACEABLE_EVENTS)
-            replaceable, sessions_count, cursors_count = self._one()
-            if not compaction_due(replaceable, sessions_count, cursors_count):
+            replaceable, entries = self._one()
+            if not compaction_due(replaceable, entries):
                 return counts  # nothing changed and too little to compact: a prune that writes no event
         c.execute(self.sql.SELECT_SESSIONS)
         sessions = tuple(sql_rows.session_state(r) for r in c.fetchall())
         c.execute(self.sql.SELECT_ALL_CURSORS)
         cursors = tuple(sql_rows.cursor_state(r) for r in c.fetchall())
+        c.execute(self.sql.SELECT_ALL_LINKS)
+        links = tuple(sql_rows.link_state(r) for r in c.fetchall())
         _, checkpoint = self._store_event(
-            STORE_STREAM_ID, SignalsPruned(cutoffs=cutoffs, sessions=sessions, cursors=cursors)
+            STORE_STREAM_ID, SignalsPruned(cutoffs=cutoffs, sessions=sessions, cursors=cursors, links=links)
         )
         c.execute(self.sql.TRUNCATE_EVENTS, (checkpoint,))
         self.vacuum_due = self.vacuum_due or c.rowcount > 0

@@ -81,6 +81,25 @@ SCHEMA = (
         " UNIQUE (target_key, target_agent_id, watcher))"
     ),
     "CREATE INDEX IF NOT EXISTS sw_cursors_by_watcher ON sw_cursors (watcher)",
+    # Upstream links of adopted sessions (SPEC §10); `active = 0` rows are tombstones (ADR-0010).
+    # `upstream_ref` and `marker` are JSON text.
+    (
+        "CREATE TABLE IF NOT EXISTS sw_upstream_links ("
+        " session_key TEXT NOT NULL,"
+        " agent_id TEXT NOT NULL,"
+        " catalog_id TEXT NOT NULL,"
+        " host_id TEXT NOT NULL,"
+        " thread_id TEXT NOT NULL,"
+        " upstream_kind TEXT NOT NULL,"
+        " upstream_ref TEXT NOT NULL,"
+        " marker TEXT NOT NULL,"
+        " link_version INTEGER NOT NULL,"
+        " active INTEGER NOT NULL,"
+        " last_scanned_at_ms INTEGER,"
+        " created_at_ms INTEGER NOT NULL,"
+        " updated_at_ms INTEGER NOT NULL,"
+        " PRIMARY KEY (session_key, agent_id)) WITHOUT ROWID"
+    ),
     (
         "CREATE VIEW IF NOT EXISTS sw_pending_notices AS"
         " SELECT watcher, target_key, target_agent_id, last_seen FROM sw_cursors WHERE notified > last_seen"
@@ -96,6 +115,10 @@ SIGNAL_COLUMNS = (
     " occurred_at_ms, recorded_at_ms, summary, payload, dedupe_key, watchers"
 )
 CURSOR_COLUMNS = "watcher, target_key, target_agent_id, last_seen, notified, material, updated_at_ms"
+LINK_COLUMNS = (
+    "session_key, agent_id, catalog_id, host_id, thread_id, upstream_kind, upstream_ref, marker,"
+    " link_version, active, last_scanned_at_ms, created_at_ms, updated_at_ms"
+)
 
 UPSERT_SESSION = (
     f"INSERT INTO sw_sessions ({SESSION_COLUMNS}, stream_version) VALUES (?,?,?,?,?,?,?,?,?,?)"
@@ -179,9 +202,10 @@ STAMP_WATERMARKS = (
 DELETE_REMOVED = f"DELETE FROM sw_signals WHERE {_REMOVED}"
 # Stored events a new checkpoint would let a prune delete: all but retained signals and checkpoints.
 COUNT_REPLACEABLE_EVENTS = (
-    f"SELECT (SELECT COUNT(*) FROM {EVENTS_TABLE} WHERE topic != 'store.pruned.v1'"
+    f"SELECT (SELECT COUNT(*) FROM {EVENTS_TABLE} WHERE topic NOT LIKE 'store.pruned.%'"
     " AND notification_id NOT IN (SELECT notification_id FROM sw_signals)),"
-    " (SELECT COUNT(*) FROM sw_sessions), (SELECT COUNT(*) FROM sw_cursors)"
+    " (SELECT COUNT(*) FROM sw_sessions) + (SELECT COUNT(*) FROM sw_cursors)"
+    " + (SELECT COUNT(*) FROM sw_upstream_links)"
 )
 # Everything before the prune's checkpoint except the retained signals' own events (ADR-0008).
 TRUNCATE_EVENTS = (
@@ -208,3 +232,15 @@ DROP_CURSORS_OF_WATCHER = "DELETE FROM sw_cursors WHERE watcher = ?"
 DROP_CURSORS_ON_TARGET = "DELETE FROM sw_cursors WHERE target_key = ? AND target_agent_id = ?"
 EXPIRE_CURSORS = "DELETE FROM sw_cursors WHERE updated_at_ms < ?"
 STAMP_LAST_PRUNE = "INSERT OR REPLACE INTO sw_meta (name, value) VALUES ('last_prune_ms', ?)"
+SELECT_LINK = f"SELECT {LINK_COLUMNS} FROM sw_upstream_links WHERE session_key = ? AND agent_id = ?"
+UPSERT_LINK = f"INSERT OR REPLACE INTO sw_upstream_links ({LINK_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+DELETE_LINK = "DELETE FROM sw_upstream_links WHERE session_key = ? AND agent_id = ?"
+SELECT_ALL_LINKS = f"SELECT {LINK_COLUMNS} FROM sw_upstream_links ORDER BY session_key, agent_id"
+SELECT_ACTIVE_LINKS = (
+    f"SELECT {LINK_COLUMNS} FROM sw_upstream_links WHERE active = 1 ORDER BY session_key, agent_id"
+)
+SELECT_WATCHED_LINKS = (
+    f"SELECT {LINK_COLUMNS} FROM sw_upstream_links AS l WHERE active = 1"
+    " AND EXISTS (SELECT 1 FROM sw_cursors AS c"
+    " WHERE c.target_key = l.session_key AND c.target_agent_id = l.agent_id) ORDER BY session_key, agent_id"
+)

@@ -37,8 +37,8 @@ from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.session import (
     SessionState,
-    SignalRecorded,
 )
+from sessionwatch.domain.upstream import UpstreamLinkState
 from sessionwatch.domain.watch_cursor import (
     CursorKey,
     CursorState,
@@ -314,26 +314,23 @@ class SqliteSignalStore:
         with self._read() as c:
             return _cursors_of(c, watcher, pending_only=pending_only)
 
+    def upstream_link(self, identity: SessionIdentity) -> UpstreamLinkState | None:
+        """The identity's link row, a tombstone included."""
+        with self._read() as c:
+            c.execute(sql.SELECT_LINK, identity)
+            row = c.fetchone()
+        return sql_rows.link_state(row) if row is not None else None
+
+    def upstream_links(self, *, watched_only: bool) -> list[UpstreamLinkState]:
+        """Every active link (only cursor targets when `watched_only`), by identity."""
+        with self._read() as c:
+            c.execute(sql.SELECT_WATCHED_LINKS if watched_only else sql.SELECT_ACTIVE_LINKS)
+            return [sql_rows.link_state(row) for row in c.fetchall()]
+
     def read_model(self) -> ReadModel:
         """The stored read models, loaded whole."""
         with self._read() as c:
-            c.execute(f"SELECT {sql.SESSION_COLUMNS} FROM sw_sessions")
-            sessions = {s.identity: s for s in map(sql_rows.session_state, c.fetchall())}
-            c.execute(f"SELECT {sql.SIGNAL_COLUMNS} FROM sw_signals ORDER BY sequence")
-            signals: dict[SessionIdentity, list[SignalRecorded]] = {}
-            for signal in map(sql_rows.signal, c.fetchall()):
-                signals.setdefault(signal.identity, []).append(signal)
-            c.execute(f"SELECT {sql.CURSOR_COLUMNS} FROM sw_cursors")
-            cursors: dict[SessionIdentity, dict[str, CursorState]] = {}
-            for state in map(sql_rows.cursor_state, c.fetchall()):
-                cursors.setdefault(state.key.target, {})[state.watcher] = state
-        dedupe = {
-            s.dedupe_key: (identity, s.sequence)
-            for identity, log in signals.items()
-            for s in log
-            if s.dedupe_key is not None
-        }
-        return ReadModel(sessions, {k: tuple(v) for k, v in signals.items()}, dedupe, cursors)
+            return sql_rows.read_model(c, sql)
 
     def replay(self) -> Iterator[DomainEvent]:
         """Every stored event in commit order."""

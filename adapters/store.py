@@ -16,6 +16,7 @@ from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.retention import PruneCutoffs, Retention
 from sessionwatch.domain.session import SessionEvent, SessionState, SignalRecorded
+from sessionwatch.domain.upstream import LinkEvent, UpstreamLinkState
 from sessionwatch.domain.watch_cursor import CursorEvent, CursorKey, CursorState, MaterialSignalSeen
 from sessionwatch.projections.models import SessionStatus
 from sessionwatch.projections.read_model import ReadModel
@@ -106,6 +107,14 @@ class WriteTransaction(Protocol):
         """
         ...
 
+    def upstream_link(self, identity: SessionIdentity) -> UpstreamLinkState | None:
+        """The identity's upstream link as of this transaction, a tombstone included (ADR-0010)."""
+        ...
+
+    def append_link(self, identity: SessionIdentity, events: Sequence[LinkEvent]) -> None:
+        """Store the events on the identity's UpstreamLink stream and apply them to the link view."""
+        ...
+
 
 class SignalStore(Protocol):
     """An event store and the read models projected from it."""
@@ -134,6 +143,14 @@ class SignalStore(Protocol):
 
     def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
         """The watcher's cursors (only pending ones when `pending_only`), ordered by target."""
+        ...
+
+    def upstream_link(self, identity: SessionIdentity) -> UpstreamLinkState | None:
+        """The identity's upstream link, a tombstone included, or None."""
+        ...
+
+    def upstream_links(self, *, watched_only: bool) -> list[UpstreamLinkState]:
+        """Every active upstream link (only targets of a cursor when `watched_only`), by identity."""
         ...
 
     def last_prune_ms(self) -> int | None:

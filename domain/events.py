@@ -1,4 +1,4 @@
-"""Every stored event type of the core: Session streams, WatchCursor streams and the store's prunes."""
+"""Every stored event type of the core: Session, WatchCursor and UpstreamLink streams, and the store's."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import TypeAlias
 
 from sessionwatch.domain.retention import SignalsPruned
 from sessionwatch.domain.session import SessionEvent
+from sessionwatch.domain.upstream import LinkEvent
 from sessionwatch.domain.watch_cursor import CursorEvent, NoticesSwept
 
-DomainEvent: TypeAlias = SessionEvent | CursorEvent | NoticesSwept | SignalsPruned
+DomainEvent: TypeAlias = SessionEvent | CursorEvent | NoticesSwept | SignalsPruned | LinkEvent

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol, runtime_checkable
+
+from sessionwatch.domain.upstream import UpstreamActivity, UpstreamMissing, UpstreamProbe
 
 
 @runtime_checkable
@@ -21,4 +24,28 @@ class Waker(Protocol):
 
     def wake(self, watcher_key: str, reason: str) -> None:
         """Ask the host to run `watcher_key`'s turn soon; `reason` is `session-state:<target>`."""
+        ...
+
+
+@runtime_checkable
+class UpstreamProvider(Protocol):
+    """Answers the monitor's probes for one catalog (SPEC §10, §13): activity, missing, or nothing.
+
+    At most one answer per probe, matched by session key; a probe without an answer means nothing
+    changed. Raising fails this catalog's probes for this tick only.
+    """
+
+    def check_upstream_activity(
+        self, probes: Sequence[UpstreamProbe]
+    ) -> Sequence[UpstreamActivity | UpstreamMissing]:
+        """Check each probe's upstream from its marker; never called with an empty list."""
+        ...
+
+
+@runtime_checkable
+class Transcripts(Protocol):
+    """The host's transcript store, read at call time so the store never holds message text."""
+
+    def recent_user_texts(self, session_key: str, agent_id: str, limit: int) -> Sequence[str]:
+        """The session's own most recent user message texts, newest last, at most `limit`."""
         ...

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sessionwatch.domain.messages import Event
 from sessionwatch.domain.session import SessionState, SignalRecorded
+from sessionwatch.domain.upstream import UpstreamLinkState
 from sessionwatch.domain.watch_cursor import CursorState
 
 DAY_MS = 86_400_000
@@ -70,28 +71,30 @@ class PruneCutoffs(BaseModel):
 class SignalsPruned(Event):
     """A prune ran; the store's history before it may be deleted (ADR-0008).
 
-    `sessions` and `cursors` are every session and cursor after the prune: the checkpoint a replay
-    restarts from once the events before this one are gone.
+    `sessions`, `cursors` and `links` are every session, cursor and upstream link (tombstones
+    included) after the prune: the checkpoint a replay restarts from once the events before this
+    one are gone. Version 1 had no `links` (there were none); the mapper upcasts it (ADR-0010).
     """
 
-    type: Literal["store.pruned.v1"] = "store.pruned.v1"
+    type: Literal["store.pruned.v2"] = "store.pruned.v2"
     cutoffs: PruneCutoffs
     sessions: tuple[SessionState, ...]
     cursors: tuple[CursorState, ...]
+    links: tuple[UpstreamLinkState, ...]
 
 
 COMPACT_MIN_EVENTS = 1000
 """A prune that removed nothing compacts the event store only past this many replaceable events."""
 
 
-def compaction_due(replaceable: int, sessions: int, cursors: int) -> bool:
+def compaction_due(replaceable: int, checkpoint_entries: int) -> bool:
     """Whether a prune that removed nothing should still checkpoint and compact (ADR-0008).
 
-    Only once the events it would delete outnumber the checkpoint's own entries (and at least
-    `COMPACT_MIN_EVENTS`): the cost is amortised, and the event store stays within the retained
-    signals plus `max(1000, sessions + cursors)` plus what was written since.
+    Only once the events it would delete outnumber the checkpoint's own entries (sessions, cursors
+    and links; and at least `COMPACT_MIN_EVENTS`): the cost is amortised, and the event store stays
+    within the retained signals plus `max(1000, entries)` plus what was written since.
     """
-    return replaceable >= max(COMPACT_MIN_EVENTS, sessions + cursors)
+    return replaceable >= max(COMPACT_MIN_EVENTS, checkpoint_entries)
 
 
 def cap_through_sequence(newest_first: Iterable[int], max_signals: int) -> int:

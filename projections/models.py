@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from sessionwatch.domain.session import SessionState, SignalRecorded
 from sessionwatch.domain.signals import (
@@ -16,6 +16,7 @@ from sessionwatch.domain.signals import (
     notice_text,
     to_epoch_ms,
 )
+from sessionwatch.domain.upstream import UpstreamLinkState
 from sessionwatch.domain.watch_cursor import CursorState
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
@@ -345,4 +346,97 @@ class SweepReport(BaseModel):
             "republished": self.republished,
             "woken": list(self.woken),
             "skippedMissingWatchers": self.skipped_missing_watchers,
+        }
+
+
+class UpstreamLink(BaseModel):
+    """An adopted session's upstream link (SPEC §10)."""
+
+    model_config = _FROZEN
+
+    session_key: str
+    agent_id: str
+    catalog_id: str
+    host_id: str
+    thread_id: str
+    upstream_kind: str
+    upstream_ref: JsonValue
+    marker: JsonValue
+    link_version: int
+    last_scanned_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def from_state(cls, state: UpstreamLinkState) -> UpstreamLink:
+        """The public view of a link."""
+        scanned = state.last_scanned_at_ms
+        return cls(
+            session_key=state.session_key,
+            agent_id=state.agent_id,
+            **state.source.model_dump(),
+            marker=state.marker,
+            link_version=state.link_version,
+            last_scanned_at=from_epoch_ms(scanned) if scanned is not None else None,
+            created_at=from_epoch_ms(state.created_at_ms),
+            updated_at=from_epoch_ms(state.updated_at_ms),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """CamelCase, times in epoch ms."""
+        return {
+            "sessionKey": self.session_key,
+            "agentId": self.agent_id,
+            "catalogId": self.catalog_id,
+            "hostId": self.host_id,
+            "threadId": self.thread_id,
+            "upstreamKind": self.upstream_kind,
+            "upstreamRef": self.upstream_ref,
+            "marker": self.marker,
+            "linkVersion": self.link_version,
+            "lastScannedAt": to_epoch_ms(self.last_scanned_at) if self.last_scanned_at else None,
+            "createdAt": to_epoch_ms(self.created_at),
+            "updatedAt": to_epoch_ms(self.updated_at),
+        }
+
+
+class TickReport(BaseModel):
+    """What one upstream monitor pass did (SPEC §10); session keys name the links concerned.
+
+    `recorded` are the `human_direct_message` signals and `missing` the `upstream_missing` ones this
+    pass wrote; `advanced` counts marker advances (with or without a record). `deferred` links had a
+    run active or started during the scan; `aborted` ones changed during the scan; `discarded` ones
+    were answered after the monitor stopped, so nothing was published for them.
+    """
+
+    model_config = _FROZEN
+
+    probed: int = 0
+    recorded: tuple[Signal, ...] = ()
+    advanced: int = 0
+    missed: tuple[str, ...] = ()
+    missing: tuple[Signal, ...] = ()
+    deferred: tuple[str, ...] = ()
+    ambiguous: tuple[str, ...] = ()
+    aborted: tuple[str, ...] = ()
+    discarded: tuple[str, ...] = ()
+    failed_links: tuple[str, ...] = ()
+    failed_catalogs: tuple[str, ...] = ()
+    unknown_catalogs: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """CamelCase summary; signals by sequence and session key."""
+        return {
+            "probed": self.probed,
+            "recorded": [{"sequence": s.sequence, "sessionKey": s.session_key} for s in self.recorded],
+            "advanced": self.advanced,
+            "missed": list(self.missed),
+            "missing": [{"sequence": s.sequence, "sessionKey": s.session_key} for s in self.missing],
+            "deferred": list(self.deferred),
+            "ambiguous": list(self.ambiguous),
+            "aborted": list(self.aborted),
+            "discarded": list(self.discarded),
+            "failedLinks": list(self.failed_links),
+            "failedCatalogs": list(self.failed_catalogs),
+            "unknownCatalogs": list(self.unknown_catalogs),
         }

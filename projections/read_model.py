@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TypeAlias, TypeVar, assert_never
 
-from sessionwatch.domain import session, watch_cursor
+from sessionwatch.domain import session, upstream, watch_cursor
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.retention import SignalsPruned
@@ -21,6 +21,12 @@ from sessionwatch.domain.session import (
     SessionState,
     SessionUpserted,
     SignalRecorded,
+)
+from sessionwatch.domain.upstream import (
+    UpstreamLinked,
+    UpstreamLinkState,
+    UpstreamMarkerAdvanced,
+    UpstreamUnlinked,
 )
 from sessionwatch.domain.watch_cursor import (
     CursorFact,
@@ -46,13 +52,19 @@ class ReadModel:
     `sessions` holds each known identity's state (head, watermark, registry fields);
     `signals` holds each identity's retained signals in ascending sequence order;
     `dedupe` maps every retained dedupe key to its signal's identity and sequence;
-    `cursors` holds each target identity's cursors by watcher key (pending notices: `N > L`).
+    `cursors` holds each target identity's cursors by watcher key (pending notices: `N > L`);
+    `links` holds each identity's upstream link, unlinked ones as tombstones (SPEC §10, ADR-0010).
     """
 
     sessions: Mapping[SessionIdentity, SessionState] = field(default_factory=dict)
     signals: Mapping[SessionIdentity, tuple[SignalRecorded, ...]] = field(default_factory=dict)
     dedupe: Mapping[str, tuple[SessionIdentity, int]] = field(default_factory=dict)
     cursors: CursorsByTarget = field(default_factory=dict)
+    links: Mapping[SessionIdentity, UpstreamLinkState] = field(default_factory=dict)
+
+    def active_links(self) -> list[UpstreamLinkState]:
+        """Every active upstream link, ordered by identity."""
+        return [self.links[i] for i in sorted(self.links) if self.links[i].active]
 
     def cursor(self, key: CursorKey) -> CursorState | None:
         """One cursor, or None."""
@@ -173,6 +185,13 @@ def evolve_read_model(model: ReadModel, event: DomainEvent) -> ReadModel:
             return replace(_evolve_session_views(model, event), cursors=cursors)
         case SignalsPruned():
             return evolve_pruned(model, event)
+        case UpstreamLinked() | UpstreamMarkerAdvanced() | UpstreamUnlinked():
+            identity = SessionIdentity(event.session_key, event.agent_id)
+            link = upstream.evolve(model.links.get(identity), event)
+            links = (
+                _with(model.links, identity, link) if link is not None else _without(model.links, [identity])
+            )
+            return replace(model, links=links)
         case _:
             assert_never(event)
 
@@ -200,6 +219,7 @@ def _evolve_session_views(model: ReadModel, event: SessionEvent) -> ReadModel:
                 sessions=_without(model.sessions, [identity]),
                 signals=_without(model.signals, [identity]),
                 dedupe=_without(model.dedupe, dropped),
+                links=_without(model.links, [identity]),  # the link goes with the session (SPEC §9)
             )
         case _:
             assert_never(event)
@@ -230,6 +250,7 @@ def evolve_pruned(model: ReadModel, event: SignalsPruned) -> ReadModel:
         signals=signals,
         dedupe=dedupe,
         cursors=cursors,
+        links={link.identity: link for link in event.links},
     )
 
 

@@ -65,11 +65,12 @@ def prune(model: ReadModel, cutoffs: PruneCutoffs) -> PruneOutcome:
         for target, by_watcher in model.cursors.items()
         if (kept_cursors := {w: c for w, c in by_watcher.items() if not cutoffs.expires(c)})
     }
-    pruned = ReadModel(sessions, signals, dedupe, cursors)
+    pruned = ReadModel(sessions, signals, dedupe, cursors, model.links)
     event = SignalsPruned(
         cutoffs=cutoffs,
         sessions=tuple(sorted(pruned.sessions.values(), key=lambda s: s.identity)),
         cursors=tuple(pruned.all_cursors()),
+        links=tuple(pruned.links[identity] for identity in sorted(pruned.links)),
     )
     removed.sort(key=lambda s: s.sequence)
     return PruneOutcome(pruned, tuple(removed), expired, tuple(sorted(stamped)), event)

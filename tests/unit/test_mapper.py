@@ -12,12 +12,20 @@ from sessionwatch.adapters.mapper import (
     UnknownStoredEvent,
     decode,
     encode,
+    link_stream_id,
     session_stream_id,
     to_stored,
 )
 from sessionwatch.domain.keys import SessionIdentity
+from sessionwatch.domain.retention import SignalsPruned
 from sessionwatch.domain.session import SessionDeleted, SessionReset, SessionUpserted, SignalRecorded
 from sessionwatch.domain.signals import Payload, SignalKind
+from sessionwatch.domain.upstream import (
+    UpstreamLinked,
+    UpstreamMarkerAdvanced,
+    UpstreamSource,
+    UpstreamUnlinked,
+)
 
 SIGNAL = SignalRecorded(
     sequence=7,
@@ -44,7 +52,10 @@ def test_every_stored_name_is_explicit_and_versioned() -> None:
         "cursor.notice_acknowledged.v1",
         "cursor.watch_removed.v1",
         "cursor.notices_swept.v1",
-        "store.pruned.v1",
+        "store.pruned.v2",
+        "upstream.linked.v1",
+        "upstream.marker_advanced.v1",
+        "upstream.unlinked.v1",
     }
     for name in EVENT_TYPES:
         assert re.fullmatch(r"[a-z_]+\.[a-z_]+\.v\d+", name)
@@ -71,10 +82,36 @@ def test_a_stored_body_is_compact_json_without_the_type_field() -> None:
         SessionUpserted(session_key="global", agent_id="ops", kind="cron", spawned_by="agent:ops:main"),
         SessionReset(session_key="global", agent_id="ops"),
         SessionDeleted(session_key="global", agent_id="ops"),
+        UpstreamLinked(
+            session_key="agent:main:adopted",
+            agent_id="main",
+            link_version=2,
+            at_ms=1_796_000_000_000,
+            source=UpstreamSource(
+                catalog_id="claude-code",
+                host_id="laptop",
+                thread_id="t-1",
+                upstream_kind="jsonl",
+                upstream_ref={"path": "/home/u/.claude/projects/p/t.jsonl", "tags": [1, None, True]},
+            ),
+            marker={"offset": 1024},
+        ),
+        UpstreamMarkerAdvanced(
+            session_key="agent:main:adopted", agent_id="main", link_version=2, at_ms=1, marker=None
+        ),
+        UpstreamUnlinked(
+            session_key="agent:main:adopted", agent_id="main", link_version=2, at_ms=2, reason="missing"
+        ),
     ],
 )
 def test_decoding_a_stored_event_gives_back_the_same_event(
-    event: SignalRecorded | SessionUpserted | SessionReset | SessionDeleted,
+    event: SignalRecorded
+    | SessionUpserted
+    | SessionReset
+    | SessionDeleted
+    | UpstreamLinked
+    | UpstreamMarkerAdvanced
+    | UpstreamUnlinked,
 ) -> None:
     assert decode(event.type, encode(event)) == event
 
@@ -104,3 +141,27 @@ def test_stream_ids_are_pinned_and_agent_scoped() -> None:
     assert main_global != ops_global
     # Stored streams are found by this id: changing the derivation would orphan them.
     assert str(main_global) == "13223bed-1a46-508e-8bbb-8e131f19affa"
+
+
+def test_a_version_one_prune_checkpoint_is_upcast_to_version_two_without_links() -> None:
+    # Written by store.pruned.v1 (before upstream links existed): no `links` field at all.
+    old = (
+        b'{"cutoffs":{"at_ms":10,"occurred_before_ms":5,"through_sequence":2,"cursors_updated_before_ms":5},'
+        b'"sessions":[{"session_key":"agent:main:x","agent_id":"main","known":true,"session_id":null,'
+        b'"kind":"main","spawned_by":null,"parent_session_key":null,"registered":true,"head":4,'
+        b'"pruned_through":2}],'
+        b'"cursors":[]}'
+    )
+    event = decode("store.pruned.v1", old)
+    assert isinstance(event, SignalsPruned)
+    assert event.type == "store.pruned.v2"
+    assert event.links == ()
+    assert event.sessions[0].head == 4
+    assert event.cutoffs.through_sequence == 2
+
+
+def test_link_stream_ids_are_pinned_and_differ_from_session_streams() -> None:
+    identity = SessionIdentity("agent:main:adopted", "main")
+    assert link_stream_id(identity) != session_stream_id(identity)
+    # Stored streams are found by this id: changing the derivation would orphan them.
+    assert str(link_stream_id(identity)) == "66a34075-0ad3-5581-8e82-72ec9b790ab8"
