@@ -7,13 +7,16 @@ from __future__ import annotations
 
 from sessionwatch.adapters.clock import SystemClock
 from sessionwatch.adapters.store import StoreError
+from sessionwatch.adapters.transcript_provider import JsonlTranscriptProvider, TranscriptFormat, marker_at_end
+from sessionwatch.adapters.upstream import MonitorHandle
 from sessionwatch.adapters.urls import InvalidStoreUrl
 from sessionwatch.adapters.watch import SessionWatch, SignalInput
 from sessionwatch.adapters.watch import open_watch as open  # noqa: A004 - the SPEC names it open()
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSession
-from sessionwatch.domain.ports import Clock, Waker
+from sessionwatch.domain.ports import Clock, Transcripts, UpstreamProvider, Waker
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.signals import Actor, SignalKind, classify_actor, notice_text
+from sessionwatch.domain.upstream import UpstreamActivity, UpstreamMissing, UpstreamProbe
 from sessionwatch.projections.models import (
     Cursor,
     Notice,
@@ -25,6 +28,8 @@ from sessionwatch.projections.models import (
     StateChange,
     StateChanges,
     SweepReport,
+    TickReport,
+    UpstreamLink,
 )
 
 __all__ = [
@@ -34,6 +39,8 @@ __all__ = [
     "InvalidQuery",
     "InvalidSignal",
     "InvalidStoreUrl",
+    "JsonlTranscriptProvider",
+    "MonitorHandle",
     "Notice",
     "PruneReport",
     "Retention",
@@ -49,9 +56,18 @@ __all__ = [
     "StoreError",
     "SweepReport",
     "SystemClock",
+    "TickReport",
+    "TranscriptFormat",
+    "Transcripts",
     "UnknownSession",
+    "UpstreamActivity",
+    "UpstreamLink",
+    "UpstreamMissing",
+    "UpstreamProbe",
+    "UpstreamProvider",
     "Waker",
     "classify_actor",
+    "marker_at_end",
     "notice_text",
     "open",
 ]

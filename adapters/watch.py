@@ -10,29 +10,41 @@ never payload text) and return None. The strict API raises typed errors and writ
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+import math
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict
+import orjson
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from sessionwatch.adapters.archive import JsonlArchive
 from sessionwatch.adapters.clock import SystemClock
 from sessionwatch.adapters.memory_store import MemorySignalStore
 from sessionwatch.adapters.sqlite_store import SqliteSignalStore
 from sessionwatch.adapters.store import CrossProcessWakes, SignalStore, StoreError, WriteTransaction
+from sessionwatch.adapters.upstream import (
+    ActiveRuns,
+    MissingStreaks,
+    MonitorHandle,
+    Outcome,
+    Publication,
+    UpstreamPass,
+)
 from sessionwatch.adapters.urls import parse_url
-from sessionwatch.domain import session, watch_cursor
+from sessionwatch.domain import session, upstream, watch_cursor
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSession
 from sessionwatch.domain.keys import SessionIdentity, check_key, is_subagent_key, resolve_identity
-from sessionwatch.domain.ports import Clock, Waker
+from sessionwatch.domain.ports import Clock, Transcripts, UpstreamProvider, Waker
 from sessionwatch.domain.recording import SignalDraft, check_signal
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.session import (
     DeleteSession,
     ResetSession,
     SessionCommand,
+    SessionState,
     SignalRecorded,
     UpsertSession,
 )
@@ -45,6 +57,16 @@ from sessionwatch.domain.signals import (
     from_epoch_ms,
     human_message_summary,
     to_epoch_ms,
+)
+from sessionwatch.domain.upstream import (
+    AdvanceMarker,
+    LinkUpstream,
+    RecordActivity,
+    RecordMissing,
+    Unlink,
+    UpstreamLinkState,
+    UpstreamSource,
+    Verdict,
 )
 from sessionwatch.domain.watch_cursor import (
     AcknowledgeNotice,
@@ -63,6 +85,8 @@ from sessionwatch.projections.models import (
     SessionStatus,
     Signal,
     SweepReport,
+    TickReport,
+    UpstreamLink,
 )
 from sessionwatch.projections.read_model import ReadModel, fold
 from sessionwatch.projections.status import check_changes_since, clamp_limit
@@ -71,6 +95,8 @@ logger = logging.getLogger("sessionwatch")
 logger.addHandler(logging.NullHandler())  # a library never prints through logging's last resort
 
 _MAX_KIND_LENGTH = 64
+_MAX_JSON_BYTES = 4096
+_MAX_SOURCE_FIELD = 256
 
 Wake = tuple[str, str]
 """(watcher key, reason) of one wake request."""
@@ -146,13 +172,23 @@ class SessionWatch:
         self._last_prune_ms = store.last_prune_ms() or self._now_ms()
         self.startup_sweep: SweepReport | None = None
         """What the sweep run by `open()` did (None when `sweep_on_open=False`)."""
+        self.runs = ActiveRuns()
+        """The runs this process started and has not ended (the monitor skips their sessions)."""
+        self.upstream_streaks = MissingStreaks()
+        """The upstream monitor's missing streaks per link version (ADR-0010)."""
+        self._monitors: list[MonitorHandle] = []
+        self._monitors_lock = threading.Lock()
         if waker is not None and cross_process_wakes and isinstance(store, CrossProcessWakes):
             store.listen_for_wakes(self._wake_from_elsewhere)
 
     # ------------------------------------------------------------------------------- lifecycle
 
     def close(self) -> None:
-        """Release the store."""
+        """Stop the upstream monitors started here, then release the store."""
+        with self._monitors_lock:
+            monitors, self._monitors = self._monitors, []
+        for monitor in monitors:
+            monitor.stop()
         self._store.close()
 
     def __enter__(self) -> Self:
@@ -254,6 +290,14 @@ class SessionWatch:
                 session_key=identity.session_key, agent_id=identity.agent_id, has_cursors=involved
             )
             self._apply(tx, identity, command)
+
+    def run_started(self, key: str, run_id: str, *, agent_id: str | None = None) -> None:
+        """A run of the session began: the upstream monitor leaves its link alone until it ends."""
+        self.runs.start(resolve_identity(key, agent_id), check_text(run_id, "run_id"))
+
+    def run_ended(self, key: str, run_id: str, *, agent_id: str | None = None) -> None:
+        """A run of the session ended (an unknown run id changes nothing)."""
+        self.runs.end(resolve_identity(key, agent_id), check_text(run_id, "run_id"))
 
     @staticmethod
     def _check_kind_name(kind: object) -> str:
@@ -746,6 +790,218 @@ class SessionWatch:
         except Exception as exc:  # noqa: BLE001 - the record is committed; pruning retries next time
             logger.warning("sessionwatch: prune failed (error=%s)", type(exc).__name__)
 
+    # -------------------------------------------------------------------------------- upstream
+
+    def link_upstream(
+        self,
+        key: str,
+        *,
+        catalog_id: str,
+        host_id: str,
+        thread_id: str,
+        upstream_kind: str,
+        upstream_ref: JsonValue,
+        marker: JsonValue,
+        agent_id: str | None = None,
+    ) -> UpstreamLink:
+        """Link an adopted session to its upstream (SPEC §10); the session is registered if new.
+
+        Linking the same source again keeps the current marker; another source starts from
+        `marker`. Either way it is a new link version with a fresh missing streak. A session that
+        had no active link gets the log-only `adopted` signal in the same transaction.
+        """
+        identity = resolve_identity(key, agent_id)
+        source = UpstreamSource(
+            catalog_id=check_text(catalog_id, "catalog_id", _MAX_SOURCE_FIELD),
+            host_id=check_text(host_id, "host_id", _MAX_SOURCE_FIELD),
+            thread_id=check_text(thread_id, "thread_id", _MAX_SOURCE_FIELD),
+            upstream_kind=check_text(upstream_kind, "upstream_kind", _MAX_SOURCE_FIELD),
+            upstream_ref=_check_json(upstream_ref, "upstream_ref"),
+        )
+        now = self._clock.now()
+        adopted = check_signal(
+            session_key=identity.session_key,
+            agent_id=identity.agent_id,
+            kind=SignalKind.ADOPTED,
+            actor_type="system",
+            actor_id=None,
+            summary="session adopted",
+            now=now,
+        )
+        command = LinkUpstream(
+            **_identity_fields(identity),
+            source=source,
+            marker=_check_json(marker, "marker"),
+            at_ms=to_epoch_ms(now),
+        )
+        with self._store.write() as tx:
+            before = tx.upstream_link(identity)
+            self._apply(tx, identity, UpsertSession(**_identity_fields(identity)))
+            tx.append_link(identity, upstream.decide(command, before))
+            if before is None or not before.active:
+                self._record_in(tx, adopted)
+            after = tx.upstream_link(identity)
+        if after is None:  # decide(LinkUpstream) always links
+            raise AssertionError("a link command left no link")
+        return UpstreamLink.from_state(after)
+
+    def unlink_upstream(self, key: str, *, agent_id: str | None = None) -> UpstreamLink | None:
+        """Remove the session's upstream link; returns the link removed, None when there was none."""
+        identity = resolve_identity(key, agent_id)
+        command = Unlink(**_identity_fields(identity), reason="unlinked", at_ms=self._now_ms())
+        with self._store.write() as tx:
+            before = tx.upstream_link(identity)
+            events = upstream.decide(command, before)
+            tx.append_link(identity, events)
+        self.upstream_streaks.forget(identity)
+        return UpstreamLink.from_state(before) if events and before is not None else None
+
+    def upstream_link(self, key: str, *, agent_id: str | None = None) -> UpstreamLink | None:
+        """The session's active upstream link, or None."""
+        link = self._store.upstream_link(_query_identity(key, agent_id))
+        return UpstreamLink.from_state(link) if link is not None and link.active else None
+
+    def upstream_tick(
+        self, providers: Mapping[str, UpstreamProvider], *, transcripts: Transcripts | None = None
+    ) -> TickReport:
+        """One upstream monitor pass (SPEC §10); `providers` maps a catalog id to its provider."""
+        return self._upstream_pass(providers, transcripts, Publication())
+
+    def _upstream_pass(
+        self,
+        providers: Mapping[str, UpstreamProvider],
+        transcripts: Transcripts | None,
+        publication: Publication,
+    ) -> TickReport:
+        return UpstreamPass(self, dict(providers), transcripts, publication).run()
+
+    def start_upstream_monitor(
+        self,
+        providers: Mapping[str, UpstreamProvider],
+        *,
+        transcripts: Transcripts | None = None,
+        interval: float = 60.0,
+        initial_delay: float = 15.0,
+    ) -> MonitorHandle:
+        """Run `upstream_tick` every `interval` seconds on a thread, the first after `initial_delay`.
+
+        `stop()` on the handle (or `close()` here) ends it; nothing is published afterwards.
+        """
+        for name, value in (("interval", interval), ("initial_delay", initial_delay)):
+            if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+                raise InvalidQuery(name, "must be a finite number of seconds")
+        if interval <= 0 or initial_delay < 0:
+            raise InvalidQuery("interval", "must be positive (and initial_delay not negative)")
+        chosen = dict(providers)
+        handle = MonitorHandle(
+            lambda publication: self._upstream_pass(chosen, transcripts, publication),
+            interval=float(interval),
+            initial_delay=float(initial_delay),
+        )
+        with self._monitors_lock:
+            self._monitors.append(handle)
+        return handle.start()
+
+    def apply_upstream_verdict(
+        self, link: UpstreamLinkState, verdict: Verdict, *, session: SessionState
+    ) -> tuple[Outcome, Signal | None]:
+        """Publish one monitor verdict in one transaction (the monitor's; hosts call `upstream_tick`).
+
+        Nothing is written when the link or the session changed since the scan read them
+        (`"aborted"`). Activity records `human_direct_message` (unless nobody watches any more) and
+        then advances the marker; if the record fails, the marker stays. The third miss records
+        `upstream_missing` and removes the link.
+        """
+        now = self._clock.now()
+        identity = link.identity
+        catalog = link.source.catalog_id
+        draft: SignalDraft | None = None
+        link_command: AdvanceMarker | Unlink
+        if isinstance(verdict, RecordMissing):
+            draft = self._upstream_draft(
+                link,
+                kind=SignalKind.UPSTREAM_MISSING,
+                actor_type="system",
+                summary=upstream.missing_summary(catalog),
+                payload={"channel": catalog},
+                dedupe_key=upstream.missing_dedupe_key(link),
+                now=now,
+            )
+            link_command = Unlink(
+                **_identity_fields(identity),
+                reason="missing",
+                link_version=link.link_version,
+                at_ms=draft.recorded_at_ms,
+            )
+        elif isinstance(verdict, RecordActivity | upstream.AdvanceOnly):
+            activity = verdict.activity
+            if isinstance(verdict, RecordActivity):
+                draft = self._upstream_draft(
+                    link,
+                    kind=SignalKind.HUMAN_DIRECT_MESSAGE,
+                    actor_type="human",
+                    summary=upstream.activity_summary(catalog),
+                    payload=upstream.turns_payload(activity.human_turns),
+                    occurred_at=_provider_time(activity.occurred_at),
+                    dedupe_key=upstream.activity_dedupe_key(link, activity),
+                    now=now,
+                )
+            link_command = AdvanceMarker(
+                **_identity_fields(identity),
+                link_version=link.link_version,
+                marker=_check_json(activity.next_marker, "next_marker"),
+                at_ms=to_epoch_ms(now),
+            )
+        else:
+            raise TypeError(f"nothing to publish for {type(verdict).__name__}")
+        recorded: SignalRecorded | None = None
+        wakes: list[Wake] = []
+        with self._store.write() as tx:
+            state = tx.session(identity)
+            if tx.upstream_link(identity) != link or (state.known, state.session_id) != (
+                session.known,
+                session.session_id,
+            ):
+                return "aborted", None
+            if draft is not None and not (
+                draft.kind is SignalKind.HUMAN_DIRECT_MESSAGE
+                and session_gated(state, watched=tx.has_cursor_on(identity))
+            ):
+                recorded, facts = self._record_in(tx, draft, spawn_edge=True)
+                wakes = _wakes(facts)
+            tx.append_link(identity, upstream.decide(link_command, link))
+        self._publish(wakes)
+        self._prune_if_due()
+        signal = Signal.from_event(recorded) if recorded is not None else None
+        return (
+            "missing" if isinstance(verdict, RecordMissing) else "recorded" if signal else "advanced"
+        ), signal
+
+    def _upstream_draft(
+        self,
+        link: UpstreamLinkState,
+        *,
+        kind: SignalKind,
+        actor_type: Literal["human", "system"],
+        summary: str,
+        payload: dict[str, object] | None,
+        dedupe_key: str,
+        now: datetime,
+        occurred_at: datetime | float | None = None,
+    ) -> SignalDraft:
+        return check_signal(
+            session_key=link.session_key,
+            agent_id=link.agent_id,
+            kind=kind,
+            actor_type=actor_type,
+            actor_id=None,
+            summary=summary,
+            payload=payload,
+            occurred_at=occurred_at,
+            dedupe_key=dedupe_key,
+            now=now,
+        )
+
     # -------------------------------------------------------------------------- reconciliation
 
     def session_status(
@@ -787,6 +1043,36 @@ def _held_by(tx: WriteTransaction, identity: SessionIdentity) -> list[CursorStat
     if watch_cursor.watcher_identity(identity.session_key) != identity:
         return []
     return tx.cursors_of(identity.session_key, pending_only=False)
+
+
+def _identity_fields(identity: SessionIdentity) -> dict[str, str]:
+    return {"session_key": identity.session_key, "agent_id": identity.agent_id}
+
+
+def session_gated(state: SessionState, *, watched: bool) -> bool:
+    """A human turn on a session nobody watches writes nothing (SPEC §4)."""
+    return session.human_message_is_gated(state, has_registered_watchers=watched)
+
+
+def _check_json(value: object, field: str) -> JsonValue:
+    """A JSON-compatible value (markers, upstream refs) of at most 4 KiB, else `InvalidSignal`."""
+    try:
+        encoded = orjson.dumps(value)
+    except TypeError:
+        raise InvalidSignal(field, "must be a JSON-compatible value") from None
+    if len(encoded) > _MAX_JSON_BYTES:
+        raise InvalidSignal(field, f"must encode to at most {_MAX_JSON_BYTES} bytes of JSON")
+    decoded: JsonValue = orjson.loads(encoded)
+    return decoded
+
+
+def _provider_time(occurred_at: object) -> datetime | float | None:
+    """A provider's time for a signal; anything unusable (naive, not a time) means now."""
+    if isinstance(occurred_at, datetime):
+        return occurred_at if occurred_at.utcoffset() is not None else None
+    if isinstance(occurred_at, int | float) and not isinstance(occurred_at, bool):
+        return occurred_at
+    return None
 
 
 def _key_fields(key: CursorKey) -> dict[str, str]:
