@@ -56,8 +56,9 @@ class TranscriptFormat:
 
     A record is a prompt when it is a JSON object whose `type_field` is `prompt_type`, whose
     `message_field` object has `role_field` equal to `prompt_role`, whose content is a string or a
-    list of blocks with at least one text block and no `excluded_block_types` block, and none of
-    whose `excluded_flags` is `true`.
+    list of blocks with at least one text block and no `excluded_block_types` block, none of
+    whose `excluded_flags` is `true`, and whose text starts with none of `excluded_prefixes` (text
+    the tool writes as the user: interruption markers, local command output).
     """
 
     name: str
@@ -72,6 +73,7 @@ class TranscriptFormat:
     text_field: str = "text"
     excluded_block_types: frozenset[str] = frozenset({"tool_result"})
     excluded_flags: tuple[str, ...] = ()
+    excluded_prefixes: tuple[str, ...] = ()
     timestamp_field: str = "timestamp"
 
     def prompt_text(self, record: object) -> str | None:
@@ -83,7 +85,10 @@ class TranscriptFormat:
         message = record.get(self.message_field)
         if not isinstance(message, dict) or message.get(self.role_field) != self.prompt_role:
             return None
-        return self._content_text(message.get(self.content_field))
+        text = self._content_text(message.get(self.content_field))
+        if text is None or text.lstrip().startswith(self.excluded_prefixes):
+            return None
+        return text
 
     def _content_text(self, content: object) -> str | None:
         if isinstance(content, str):
@@ -121,6 +126,12 @@ CLAUDE_CODE = TranscriptFormat(
     # isMeta: harness-written user records (hook feedback, command caveats); isSidechain: subagent
     # turns; isCompactSummary / isVisibleInTranscriptOnly: the model's /compact summary.
     excluded_flags=("isMeta", "isSidechain", "isCompactSummary", "isVisibleInTranscriptOnly"),
+    # Written as user text by Claude Code itself: an Escape during a turn, and a local command's output.
+    excluded_prefixes=(
+        "[Request interrupted by user",
+        "<local-command-stdout>",
+        "<local-command-stderr>",
+    ),
 )
 """Claude Code session transcripts (`~/.claude/projects/<project>/<session>.jsonl`)."""
 

@@ -43,6 +43,7 @@ logger = logging.getLogger("sessionwatch")
 Outcome = Literal["recorded", "advanced", "missing", "aborted"]
 """What a written verdict did: `aborted` when the link or the session changed during the scan."""
 
+
 class ActiveRuns:
     """The runs this process has started and not ended, per session (thread-safe).
 

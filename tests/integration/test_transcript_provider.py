@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -277,6 +276,25 @@ def test_tool_results_assistant_meta_sidechain_and_summary_lines_are_consumed_wi
     assert answer.human_turns == 0
     assert offset_of(answer) == size
     assert answer.occurred_at is None
+
+
+def test_text_claude_code_writes_as_the_user_is_not_a_human_turn(
+    provider: JsonlTranscriptProvider, transcript: Path
+) -> None:
+    start = marker_at_end(transcript)
+    size = append(
+        transcript,
+        prompt("[Request interrupted by user]"),
+        block_prompt("[Request interrupted by user for tool use]"),
+        prompt("<local-command-stdout>Set model to opus</local-command-stdout>"),
+        prompt("<local-command-stderr>error</local-command-stderr>"),
+        prompt("please also update the changelog"),
+    )
+
+    answer = activity(provider, probe(str(transcript), start))
+
+    assert answer.human_turns == 1  # only the real prompt
+    assert offset_of(answer) == size
 
 
 def test_self_echo_of_the_sessions_own_text_is_consumed_but_not_counted(
@@ -558,17 +576,22 @@ def test_a_path_the_os_refuses_gets_no_answer_and_is_not_missing(
     assert error in warning.getMessage()
 
 
-@pytest.mark.skipif(
-    sys.platform == "win32" or os.geteuid() == 0, reason="root and Windows ignore the mode bits"
-)
 def test_an_unreadable_transcript_gets_no_answer_and_is_not_missing(
-    provider: JsonlTranscriptProvider, transcript: Path, caplog_warnings: pytest.LogCaptureFixture
+    provider: JsonlTranscriptProvider,
+    transcript: Path,
+    caplog_warnings: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    transcript.chmod(0)
-    try:
-        assert ask(provider, probe(str(transcript))) is None
-    finally:
-        transcript.chmod(0o600)
+    # The OS refuses to open it, as for a file without read permission (root would read it anyway).
+    real_open = os.open
+
+    def refusing(path: str, flags: int, *args: int) -> int:
+        if path == str(transcript):
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", refusing)
+    assert ask(provider, probe(str(transcript))) is None
     assert "PermissionError" in warnings(caplog_warnings)[0].getMessage()
 
 
