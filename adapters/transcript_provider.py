@@ -11,11 +11,15 @@ offset after the last complete line. Known v1 limits, by design:
 - A single line longer than the scan cap (1 MiB) blocks the link: no answer, the marker stays, one
   warning per tick. Unclassified bytes are never skipped, so the link waits for a host fix.
 - A file shorter than the marker's offset (truncated or replaced) gets no answer and a warning; the
-  provider never guesses where to resume. Re-linking at `marker_at_end` is the host's remedy.
+  provider never guesses where to resume. The host's remedy is `unlink_upstream`, then
+  `link_upstream` at `marker_at_end` (re-linking the same source alone keeps the old marker).
 - A partially written last line waits until its newline arrives.
 - Only a vanished file (or a vanished folder on its path) is missing; a path that cannot be opened
   or is not a regular file (a directory, a FIFO) gets no answer and a warning.
-- Lines that are blank, not valid JSON or not JSON objects are consumed as "not a prompt".
+- Lines that are blank, not valid JSON or not JSON objects are consumed as "not a prompt", and so
+  are prompts whose text is empty or only whitespace.
+- The dedupe id names the file (its inode) and the byte range read, so a transcript replaced at
+  the same path never has its new prompts mistaken for the old ones.
 - A marker placed mid-line (`marker_at_end` while a line was being written) makes the rest of that
   line a fragment, which is consumed as "not a prompt".
 """
@@ -86,7 +90,7 @@ class TranscriptFormat:
         if not isinstance(message, dict) or message.get(self.role_field) != self.prompt_role:
             return None
         text = self._content_text(message.get(self.content_field))
-        if text is None or text.lstrip().startswith(self.excluded_prefixes):
+        if text is None or not text.strip() or text.lstrip().startswith(self.excluded_prefixes):
             return None
         return text
 
@@ -186,9 +190,10 @@ class JsonlTranscriptProvider:
         if offset is None:
             _skip(probe, "malformed marker")
             return None
-        data = self._read(probe, path, offset)
-        if not isinstance(data, bytes):
-            return data
+        read = self._read(probe, path, offset)
+        if not isinstance(read, tuple):
+            return read
+        inode, data = read
         end = data.rfind(_NEWLINE)
         if end < 0:
             if len(data) >= self._scan_cap:
@@ -201,11 +206,13 @@ class JsonlTranscriptProvider:
             human_turns=scan.human_turns,
             next_marker={"offset": next_offset},
             occurred_at=scan.occurred_at,
-            dedupe_id=f"{offset}-{next_offset}",
+            dedupe_id=f"{inode}:{offset}-{next_offset}",
         )
 
-    def _read(self, probe: UpstreamProbe, path: str, offset: int) -> bytes | UpstreamMissing | None:
-        """Up to `scan_cap` bytes from `offset`; missing, or None (logged) when it cannot be read."""
+    def _read(
+        self, probe: UpstreamProbe, path: str, offset: int
+    ) -> tuple[int, bytes] | UpstreamMissing | None:
+        """The file's inode and up to `scan_cap` bytes from `offset`; missing; or None (logged)."""
         try:
             # Non-blocking open: a FIFO at the path must not hang the monitor; it is rejected below.
             fd = os.open(path, os.O_RDONLY | _OPEN_FLAGS)
@@ -224,7 +231,7 @@ class JsonlTranscriptProvider:
                     _skip(probe, "transcript shorter than marker", offset)
                     return None
                 transcript.seek(offset)
-                return transcript.read(self._scan_cap)
+                return info.st_ino, transcript.read(self._scan_cap)
         except OSError as exc:
             _skip(probe, type(exc).__name__, offset)
             return None

@@ -91,7 +91,7 @@ class UpstreamSource(_Value):
     @property
     def key(self) -> str:
         """A short stable digest of the source, for dedupe keys (`upstream:<key>:<source>:<id>`)."""
-        return _digest(self.model_dump(mode="json"))
+        return _digest(self)
 
 
 class UpstreamLinkState(_Value):
@@ -197,16 +197,16 @@ def evolve(state: UpstreamLinkState | None, event: LinkEvent) -> UpstreamLinkSta
     """Apply one link event; never validates, never raises."""
     match event:
         case UpstreamLinked():
-            created = state.created_at_ms if state is not None and state.active else event.at_ms
+            refresh = state is not None and state.active and same_json(state.source, event.source)
             return UpstreamLinkState(
                 session_key=event.session_key,
                 agent_id=event.agent_id,
                 source=event.source,
                 marker=event.marker,
                 link_version=event.link_version,
-                created_at_ms=created,
+                created_at_ms=state.created_at_ms if refresh and state is not None else event.at_ms,
                 updated_at_ms=event.at_ms,
-                last_scanned_at_ms=state.last_scanned_at_ms if state is not None and state.active else None,
+                last_scanned_at_ms=state.last_scanned_at_ms if refresh and state is not None else None,
             )
         case UpstreamMarkerAdvanced():
             if state is None:
@@ -233,14 +233,14 @@ def decide(command: LinkCommand, state: UpstreamLinkState | None) -> list[LinkEv
     match command:
         case LinkUpstream():
             version = (state.link_version if state is not None else 0) + 1
-            same_source = active is not None and active.source == command.source
-            marker = active.marker if same_source and active is not None else command.marker
+            refresh = active is not None and same_json(active.source, command.source)
+            marker = active.marker if refresh and active is not None else command.marker
             return [UpstreamLinked(**ids, link_version=version, source=command.source, marker=marker)]
         case AdvanceMarker():
             if (
                 active is None
                 or active.link_version != command.link_version
-                or active.marker == command.marker
+                or same_json(active.marker, command.marker)
             ):
                 return []
             return [UpstreamMarkerAdvanced(**ids, link_version=active.link_version, marker=command.marker)]
@@ -258,10 +258,20 @@ MAX_DEDUPE_ID = 64
 MAX_DEDUPE_KEY = 512
 
 
-def _digest(value: JsonValue) -> str:
+def _canonical(value: JsonValue | BaseModel) -> str:
+    """JSON with sorted keys and no spaces: `true` and `1`, or `1` and `1.0`, stay different."""
+    plain = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+    return json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def same_json(a: JsonValue | BaseModel, b: JsonValue | BaseModel) -> bool:
+    """Whether two markers or sources are the same JSON (Python's `True == 1` is not)."""
+    return _canonical(a) == _canonical(b)
+
+
+def _digest(value: JsonValue | BaseModel) -> str:
     """A short stable digest of a JSON value (keys sorted, compact)."""
-    body = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return hashlib.sha256(_canonical(value).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _bounded(dedupe_key: str) -> str:
@@ -273,10 +283,16 @@ def _bounded(dedupe_key: str) -> str:
 
 
 def activity_dedupe_key(link: UpstreamLinkState, activity: UpstreamActivity) -> str:
-    """`upstream:<sessionKey>:<sourceKey>:<dedupeId>`; without a dedupe id, the next marker's JSON."""
+    """`upstream:<sessionKey>:<sourceKey>:<dedupeId>`.
+
+    Without a dedupe id, a digest of the next marker stands for it; an id too long or not one clean
+    line is replaced by a digest of itself alone, so a retry reading further still dedupes.
+    """
     dedupe_id = activity.dedupe_id
-    if dedupe_id is None or len(dedupe_id) > MAX_DEDUPE_ID or has_control_character(dedupe_id):
-        dedupe_id = _digest({"dedupe_id": dedupe_id, "next_marker": activity.next_marker})
+    if not dedupe_id:  # no id from the provider: the position it read up to names the activity
+        dedupe_id = f"m{_digest(activity.next_marker)}"
+    elif len(dedupe_id) > MAX_DEDUPE_ID or has_control_character(dedupe_id):
+        dedupe_id = f"d{_digest(dedupe_id)}"
     return _bounded(f"upstream:{link.session_key}:{link.source.key}:{dedupe_id}")
 
 

@@ -219,7 +219,7 @@ def test_appended_human_prompts_become_activity_up_to_the_file_end(
     assert answer.human_turns == 2
     assert offset_of(answer) == size
     assert answer.next_marker == {"offset": size}
-    assert answer.dedupe_id == f"{start['offset']}-{size}"
+    assert answer.dedupe_id == f"{transcript.stat().st_ino}:{start['offset']}-{size}"
 
 
 def test_a_burst_of_three_prompts_counts_three_human_turns(
@@ -334,7 +334,7 @@ def test_a_missing_marker_reads_the_transcript_from_the_start(
 
     assert answer.human_turns == 1  # "an old prompt"; the summary, reply and tool result do not count
     assert offset_of(answer) == transcript.stat().st_size
-    assert answer.dedupe_id == f"0-{transcript.stat().st_size}"
+    assert answer.dedupe_id == f"{transcript.stat().st_ino}:0-{transcript.stat().st_size}"
 
 
 def test_a_marker_at_offset_zero_reads_the_same_as_no_marker(
@@ -424,6 +424,32 @@ def test_a_partially_written_last_line_is_consumed_only_once_complete(
 
     assert (second.human_turns, offset_of(second)) == (1, size)
     assert second.occurred_at == datetime(2026, 11, 30, 12, 9, tzinfo=UTC)
+
+
+def test_an_empty_or_blank_prompt_is_not_a_human_turn(
+    provider: JsonlTranscriptProvider, transcript: Path
+) -> None:
+    start = marker_at_end(transcript)
+    size = append(transcript, prompt(""), prompt(" \n\t "), block_prompt(""), prompt("real"))
+
+    answer = activity(provider, probe(str(transcript), start))
+
+    assert (answer.human_turns, offset_of(answer)) == (1, size)
+
+
+def test_a_transcript_replaced_at_the_same_path_gets_other_dedupe_ids(
+    provider: JsonlTranscriptProvider, tmp_path: Path
+) -> None:
+    path = tmp_path / "replaced.jsonl"
+    append(path, prompt("first life"))
+    first = activity(provider, probe(str(path)))
+    keep = tmp_path / "keep-inode-busy.jsonl"
+    path.rename(keep)  # the old file lives on, so the new one cannot reuse its inode
+    append(path, prompt("other life"))
+    second = activity(provider, probe(str(path)))
+
+    assert offset_of(first) == offset_of(second)  # the same byte range ...
+    assert first.dedupe_id != second.dedupe_id  # ... of another file
 
 
 def test_invalid_json_lines_are_consumed_without_crashing(
