@@ -31,7 +31,6 @@ from sessionwatch.domain.upstream import (
     UpstreamActivity,
     UpstreamLinkState,
     UpstreamMissing,
-    Verdict,
 )
 from sessionwatch.projections.models import Signal, TickReport
 
@@ -307,10 +306,12 @@ class UpstreamPass:
                     self._tally.missed.append(key)
                 case upstream.Defer():
                     self._tally.deferred.append(key)
-                case _:
+                case upstream.RecordActivity() | upstream.AdvanceOnly() | upstream.RecordMissing():
                     self._publish(item, verdict)
 
-    def _publish(self, item: _Scanned, verdict: Verdict) -> None:
+    def _publish(
+        self, item: _Scanned, verdict: upstream.RecordActivity | upstream.AdvanceOnly | upstream.RecordMissing
+    ) -> None:
         link, key = item.link, item.link.session_key
         if isinstance(verdict, upstream.RecordActivity) and item.own_texts != own_recent_texts(
             self._transcripts, link

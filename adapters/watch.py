@@ -60,13 +60,13 @@ from sessionwatch.domain.signals import (
 )
 from sessionwatch.domain.upstream import (
     AdvanceMarker,
+    AdvanceOnly,
     LinkUpstream,
     RecordActivity,
     RecordMissing,
     Unlink,
     UpstreamLinkState,
     UpstreamSource,
-    Verdict,
 )
 from sessionwatch.domain.watch_cursor import (
     AcknowledgeNotice,
@@ -903,7 +903,11 @@ class SessionWatch:
         return handle.start()
 
     def apply_upstream_verdict(
-        self, link: UpstreamLinkState, verdict: Verdict, *, session: SessionState
+        self,
+        link: UpstreamLinkState,
+        verdict: RecordActivity | AdvanceOnly | RecordMissing,
+        *,
+        session: SessionState,
     ) -> tuple[Outcome, Signal | None]:
         """Publish one monitor verdict in one transaction (the monitor's; hosts call `upstream_tick`).
 
@@ -914,93 +918,38 @@ class SessionWatch:
         """
         now = self._clock.now()
         identity = link.identity
-        catalog = link.source.catalog_id
-        draft: SignalDraft | None = None
-        link_command: AdvanceMarker | Unlink
-        if isinstance(verdict, RecordMissing):
-            draft = self._upstream_draft(
-                link,
-                kind=SignalKind.UPSTREAM_MISSING,
-                actor_type="system",
-                summary=upstream.missing_summary(catalog),
-                payload={"channel": catalog},
-                dedupe_key=upstream.missing_dedupe_key(link),
+        plan = upstream.publication(link, verdict, at_ms=to_epoch_ms(now))
+        if isinstance(plan.link_command, AdvanceMarker):  # a provider's marker gets stored: bounded
+            _check_json(plan.link_command.marker, "next_marker")
+        draft = None
+        if plan.signal is not None:
+            draft = check_signal(
+                session_key=link.session_key,
+                agent_id=link.agent_id,
+                actor_id=None,
                 now=now,
+                **plan.signal.model_dump(exclude={"occurred_at"}),
+                occurred_at=_provider_time(plan.signal.occurred_at),
             )
-            link_command = Unlink(
-                **_identity_fields(identity),
-                reason="missing",
-                link_version=link.link_version,
-                at_ms=draft.recorded_at_ms,
-            )
-        elif isinstance(verdict, RecordActivity | upstream.AdvanceOnly):
-            activity = verdict.activity
-            if isinstance(verdict, RecordActivity):
-                draft = self._upstream_draft(
-                    link,
-                    kind=SignalKind.HUMAN_DIRECT_MESSAGE,
-                    actor_type="human",
-                    summary=upstream.activity_summary(catalog),
-                    payload=upstream.turns_payload(activity.human_turns),
-                    occurred_at=_provider_time(activity.occurred_at),
-                    dedupe_key=upstream.activity_dedupe_key(link, activity),
-                    now=now,
-                )
-            link_command = AdvanceMarker(
-                **_identity_fields(identity),
-                link_version=link.link_version,
-                marker=_check_json(activity.next_marker, "next_marker"),
-                at_ms=to_epoch_ms(now),
-            )
-        else:
-            raise TypeError(f"nothing to publish for {type(verdict).__name__}")
         recorded: SignalRecorded | None = None
         wakes: list[Wake] = []
         with self._store.write() as tx:
             state = tx.session(identity)
-            if tx.upstream_link(identity) != link or (state.known, state.session_id) != (
-                session.known,
-                session.session_id,
-            ):
+            seen = (session.known, session.session_id)
+            if tx.upstream_link(identity) != link or (state.known, state.session_id) != seen:
                 return "aborted", None
-            if draft is not None and not (
-                draft.kind is SignalKind.HUMAN_DIRECT_MESSAGE
-                and session_gated(state, watched=tx.has_cursor_on(identity))
-            ):
+            gated = verdict_is_gated(verdict) and session_gated(state, watched=tx.has_cursor_on(identity))
+            if draft is not None and not gated:
                 recorded, facts = self._record_in(tx, draft, spawn_edge=True)
                 wakes = _wakes(facts)
-            tx.append_link(identity, upstream.decide(link_command, link))
+            tx.append_link(identity, upstream.decide(plan.link_command, link))
         self._publish(wakes)
         self._prune_if_due()
-        signal = Signal.from_event(recorded) if recorded is not None else None
-        return (
-            "missing" if isinstance(verdict, RecordMissing) else "recorded" if signal else "advanced"
-        ), signal
-
-    def _upstream_draft(
-        self,
-        link: UpstreamLinkState,
-        *,
-        kind: SignalKind,
-        actor_type: Literal["human", "system"],
-        summary: str,
-        payload: dict[str, object] | None,
-        dedupe_key: str,
-        now: datetime,
-        occurred_at: datetime | float | None = None,
-    ) -> SignalDraft:
-        return check_signal(
-            session_key=link.session_key,
-            agent_id=link.agent_id,
-            kind=kind,
-            actor_type=actor_type,
-            actor_id=None,
-            summary=summary,
-            payload=payload,
-            occurred_at=occurred_at,
-            dedupe_key=dedupe_key,
-            now=now,
-        )
+        if isinstance(verdict, RecordMissing):
+            outcome: Outcome = "missing"
+        else:
+            outcome = "recorded" if recorded is not None else "advanced"
+        return outcome, Signal.from_event(recorded) if recorded is not None else None
 
     # -------------------------------------------------------------------------- reconciliation
 
@@ -1047,6 +996,11 @@ def _held_by(tx: WriteTransaction, identity: SessionIdentity) -> list[CursorStat
 
 def _identity_fields(identity: SessionIdentity) -> dict[str, str]:
     return {"session_key": identity.session_key, "agent_id": identity.agent_id}
+
+
+def verdict_is_gated(verdict: RecordActivity | AdvanceOnly | RecordMissing) -> bool:
+    """Whether the verdict's signal is a human turn, which nobody watching leaves unrecorded."""
+    return isinstance(verdict, RecordActivity)
 
 
 def session_gated(state: SessionState, *, watched: bool) -> bool:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.messages import Command, Event
+from sessionwatch.domain.signals import SignalKind
 from sessionwatch.domain.text import has_control_character
 
 MISSES_BEFORE_MISSING = 3
@@ -311,7 +312,7 @@ def missing_summary(catalog_id: str) -> str:
     return f"upstream missing via {catalog_id.strip() or 'unknown'}"
 
 
-def turns_payload(human_turns: int) -> dict[str, object] | None:
+def turns_payload(human_turns: int) -> dict[str, JsonValue] | None:
     """`{"turns": n}` for a burst (n > 1), else no payload (SPEC §3.2)."""
     return {"turns": human_turns} if human_turns > 1 else None
 
@@ -384,3 +385,56 @@ def judge(answer: UpstreamAnswer | None, *, streak: int, run_started: bool) -> V
             return AdvanceOnly(activity=answer)
         case _:
             assert_never(answer)
+
+
+# ------------------------------------------------------------------------- what a verdict writes
+
+
+class PlannedSignal(_Value):
+    """The signal a verdict records, before validation and its sequence (SPEC §3.2, §10)."""
+
+    kind: SignalKind
+    actor_type: Literal["human", "system"]
+    summary: str
+    payload: dict[str, JsonValue] | None
+    dedupe_key: str
+    occurred_at: object = None  # the provider's time, clamped when the signal is checked
+
+
+class Publication(_Value):
+    """One verdict's write: maybe a signal, then the link command (both in one transaction)."""
+
+    signal: PlannedSignal | None
+    link_command: AdvanceMarker | Unlink
+
+
+def publication(
+    link: UpstreamLinkState, verdict: RecordActivity | AdvanceOnly | RecordMissing, *, at_ms: int
+) -> Publication:
+    """What a writing verdict records and how it moves the link (SPEC §10)."""
+    ids = {"session_key": link.session_key, "agent_id": link.agent_id, "at_ms": at_ms}
+    catalog = link.source.catalog_id
+    if isinstance(verdict, RecordMissing):
+        missing = PlannedSignal(
+            kind=SignalKind.UPSTREAM_MISSING,
+            actor_type="system",
+            summary=missing_summary(catalog),
+            payload={"channel": catalog},
+            dedupe_key=missing_dedupe_key(link),
+        )
+        return Publication(
+            signal=missing, link_command=Unlink(**ids, reason="missing", link_version=link.link_version)
+        )
+    activity = verdict.activity
+    human = None
+    if isinstance(verdict, RecordActivity):
+        human = PlannedSignal(
+            kind=SignalKind.HUMAN_DIRECT_MESSAGE,
+            actor_type="human",
+            summary=activity_summary(catalog),
+            payload=turns_payload(activity.human_turns),
+            dedupe_key=activity_dedupe_key(link, activity),
+            occurred_at=activity.occurred_at,
+        )
+    advance = AdvanceMarker(**ids, link_version=link.link_version, marker=activity.next_marker)
+    return Publication(signal=human, link_command=advance)

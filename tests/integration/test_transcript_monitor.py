@@ -8,13 +8,25 @@ every pass, replaying the event store must rebuild exactly the stored read model
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from claude_transcripts import (
+    SESSION_ID,
+    append,
+    append_bytes,
+    assistant,
+    block_prompt,
+    line,
+    meta,
+    prompt,
+    sidechain,
+    summary,
+    tool_result,
+)
 from helpers import FakeClock
 
 import sessionwatch
@@ -24,94 +36,6 @@ from sessionwatch.adapters.transcript_provider import SCAN_CAP, JsonlTranscriptP
 ADOPTED = "agent:main:adopted"
 WATCHER = "agent:main:main"
 CATALOG = "claude-code"
-SESSION_ID = "95e6f011-ec33-4b37-91ad-5d242b40ae3d"
-
-Record = dict[str, object]
-
-# ----------------------------------------------------------------- Claude-Code-shaped transcript lines
-
-
-def _base(kind: str, timestamp: str, **extra: object) -> Record:
-    return {
-        "parentUuid": None,
-        "isSidechain": False,
-        "userType": "external",
-        "cwd": "/repo",
-        "sessionId": SESSION_ID,
-        "version": "2.1.12",
-        "gitBranch": "main",
-        "type": kind,
-        "uuid": f"uuid-{kind}-{timestamp}",
-        "timestamp": timestamp,
-        **extra,
-    }
-
-
-def prompt(text: str, timestamp: str = "2026-11-30T11:59:00.000Z", **extra: object) -> Record:
-    """A typed human prompt (string content)."""
-    return _base("user", timestamp, message={"role": "user", "content": text}, **extra)
-
-
-def block_prompt(text: str, timestamp: str = "2026-11-30T11:59:00.000Z") -> Record:
-    """A human prompt whose content is a list of blocks (a text and a pasted image)."""
-    blocks = [
-        {"type": "text", "text": text},
-        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA=="}},
-    ]
-    return _base("user", timestamp, message={"role": "user", "content": blocks})
-
-
-def assistant(text: str, timestamp: str = "2026-11-30T11:59:10.000Z") -> Record:
-    message = {
-        "id": "msg_01",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-opus-4-5-20251101",
-        "content": [{"type": "text", "text": text}, {"type": "tool_use", "id": "x", "name": "Bash"}],
-        "stop_reason": None,
-        "usage": {"input_tokens": 1, "output_tokens": 25},
-    }
-    return _base("assistant", timestamp, message=message, requestId="req_01")
-
-
-def tool_result(timestamp: str = "2026-11-30T11:59:20.000Z") -> Record:
-    content = [{"type": "tool_result", "tool_use_id": "x", "content": "ok"}]
-    return _base(
-        "user",
-        timestamp,
-        message={"role": "user", "content": content},
-        toolUseResult={"stdout": "ok", "stderr": "", "interrupted": False, "isImage": False},
-    )
-
-
-def meta(text: str, timestamp: str = "2026-11-30T11:59:30.000Z") -> Record:
-    """A harness-written user record (hook feedback, command caveat): not a human."""
-    return prompt(text, timestamp, isMeta=True)
-
-
-def sidechain(text: str, timestamp: str = "2026-11-30T11:59:40.000Z") -> Record:
-    """A subagent's user turn: not a human."""
-    return prompt(text, timestamp, isSidechain=True)
-
-
-def summary() -> Record:
-    return {"type": "summary", "summary": "Fixing the build", "leafUuid": "uuid-leaf"}
-
-
-def line(record: Record) -> bytes:
-    return json.dumps(record, ensure_ascii=False).encode() + b"\n"
-
-
-def append(path: Path, *records: Record) -> int:
-    """Append records as complete lines, as Claude Code does; returns the file's new size."""
-    return append_bytes(path, b"".join(line(r) for r in records))
-
-
-def append_bytes(path: Path, data: bytes) -> int:
-    with path.open("ab") as out:
-        out.write(data)
-    return path.stat().st_size
-
 
 # ------------------------------------------------------------------------------------- fixtures
 
@@ -225,7 +149,7 @@ def test_history_before_adoption_is_not_counted_and_a_burst_of_prompts_is_one_si
         prompt("corrige le build, s'il te plaît ✓", "2026-11-30T11:58:00.000Z"),
         assistant("on it", "2026-11-30T11:58:05.000Z"),
         tool_result("2026-11-30T11:58:06.000Z"),
-        block_prompt("and run the tests too", "2026-11-30T11:58:30.000Z"),
+        block_prompt("and run the tests too", timestamp="2026-11-30T11:58:30.000Z"),
         prompt("thanks!", "2026-11-30T11:59:00.000Z"),
     )
     report = tick(adopted, provider)

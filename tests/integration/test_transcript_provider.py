@@ -6,13 +6,26 @@ the answer: how many human turns, how far the marker moves, and when it must not
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from claude_transcripts import (
+    append,
+    append_bytes,
+    assistant,
+    block_prompt,
+    compact_summary,
+    line,
+    meta,
+    prompt,
+    sidechain,
+    snapshot,
+    summary,
+    tool_result,
+)
 from pydantic import JsonValue
 
 from sessionwatch.adapters.transcript_provider import (
@@ -33,98 +46,7 @@ from sessionwatch.domain.upstream import (
 SESSION = "agent:main:adopted"
 HUMAN_WORDS = "the secret words of the human"
 
-Record = dict[str, object]
-
-# ------------------------------------------------------------------ Claude-Code-shaped transcript lines
-
-
-def _base(kind: str, timestamp: str, **extra: object) -> Record:
-    return {
-        "parentUuid": None,
-        "isSidechain": False,
-        "userType": "external",
-        "cwd": "/repo",
-        "sessionId": "95e6f011-ec33-4b37-91ad-5d242b40ae3d",
-        "version": "2.1.12",
-        "gitBranch": "main",
-        "type": kind,
-        "uuid": f"uuid-{timestamp}",
-        "timestamp": timestamp,
-        **extra,
-    }
-
-
-def prompt(text: str, timestamp: str = "2026-11-30T12:00:00.000Z", **extra: object) -> Record:
-    """A typed human prompt with string content."""
-    return _base("user", timestamp, message={"role": "user", "content": text}, **extra)
-
-
-def block_prompt(*texts: str, timestamp: str = "2026-11-30T12:00:00.000Z", **extra: object) -> Record:
-    """A human prompt whose content is a list of text blocks (plus an image, as pasted ones are)."""
-    blocks: list[object] = [{"type": "text", "text": text} for text in texts]
-    blocks.append({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA=="}})
-    return _base("user", timestamp, message={"role": "user", "content": blocks}, **extra)
-
-
-def tool_result(timestamp: str = "2026-11-30T12:00:01.000Z") -> Record:
-    content = [{"tool_use_id": "toolu_01", "type": "tool_result", "content": "     1→print('hi')"}]
-    return _base(
-        "user",
-        timestamp,
-        message={"role": "user", "content": content},
-        toolUseResult={"stdout": "hi", "stderr": "", "interrupted": False, "isImage": False},
-    )
-
-
-def assistant(text: str, timestamp: str = "2026-11-30T12:00:02.000Z") -> Record:
-    message = {
-        "id": "msg_01",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-opus-4-5-20251101",
-        "content": [{"type": "text", "text": text}, {"type": "tool_use", "id": "toolu_01", "name": "Bash"}],
-        "stop_reason": None,
-        "usage": {"input_tokens": 1, "output_tokens": 25},
-    }
-    return _base("assistant", timestamp, message=message, requestId="req_01")
-
-
-def meta(text: str, timestamp: str = "2026-11-30T12:00:03.000Z") -> Record:
-    return prompt(text, timestamp, isMeta=True)
-
-
-def sidechain(text: str, timestamp: str = "2026-11-30T12:00:04.000Z") -> Record:
-    return prompt(text, timestamp, isSidechain=True)
-
-
-def compact_summary(text: str, timestamp: str = "2026-11-30T12:00:05.000Z") -> Record:
-    return prompt(text, timestamp, isCompactSummary=True, isVisibleInTranscriptOnly=True)
-
-
-def summary() -> Record:
-    return {"type": "summary", "summary": "Fixing the build", "leafUuid": "uuid-leaf"}
-
-
-def snapshot() -> Record:
-    return {"type": "file-history-snapshot", "messageId": "m1", "snapshot": {}, "isSnapshotUpdate": False}
-
-
-def line(record: object) -> bytes:
-    return json.dumps(record, ensure_ascii=False).encode() + b"\n"
-
-
-def append(path: Path, *records: object) -> int:
-    """Append records as complete lines; the file's new size."""
-    with path.open("ab") as out:
-        for record in records:
-            out.write(line(record))
-    return path.stat().st_size
-
-
-def append_bytes(path: Path, data: bytes) -> int:
-    with path.open("ab") as out:
-        out.write(data)
-    return path.stat().st_size
+# ------------------------------------------------------------------------------ probes and answers
 
 
 def probe(

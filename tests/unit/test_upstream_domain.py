@@ -50,6 +50,7 @@ from sessionwatch.domain.upstream import (
     missing_dedupe_key,
     missing_summary,
     normalize_text,
+    publication,
     turns_payload,
 )
 
@@ -601,3 +602,35 @@ def test_probe_carries_every_field_of_the_link() -> None:
 def test_activity_with_negative_human_turns_is_rejected() -> None:
     with pytest.raises(ValidationError):
         UpstreamActivity(session_key=SESSION, human_turns=-1, next_marker=END)
+
+
+# ------------------------------------------------------------------ what a writing verdict writes
+
+
+def test_recorded_activity_plans_a_human_signal_then_the_marker_advance() -> None:
+    state = linked_at()
+    burst = activity(MIDDLE, human_turns=3, dedupe_id="0-120")
+    plan = publication(state, RecordActivity(activity=burst), at_ms=LATER_MS)
+    assert plan.signal is not None
+    assert (plan.signal.kind.value, plan.signal.actor_type) == ("human_direct_message", "human")
+    assert plan.signal.summary == f"human message via {state.source.catalog_id}"
+    assert plan.signal.payload == {"turns": 3}
+    assert plan.signal.dedupe_key == activity_dedupe_key(state, burst)
+    assert plan.link_command == advance(1, MIDDLE)
+
+
+def test_scanned_only_activity_plans_no_signal_and_the_marker_advance() -> None:
+    plan = publication(linked_at(), AdvanceOnly(activity=activity(END, human_turns=0)), at_ms=LATER_MS)
+    assert plan.signal is None
+    assert plan.link_command == advance(1, END)
+
+
+def test_a_third_miss_plans_upstream_missing_then_the_unlink_of_that_version() -> None:
+    state = present(run(linked_at(), link()))  # version 2
+    plan = publication(state, RecordMissing(), at_ms=LATER_MS)
+    assert plan.signal is not None
+    assert (plan.signal.kind.value, plan.signal.actor_type) == ("upstream_missing", "system")
+    assert plan.signal.summary == f"upstream missing via {state.source.catalog_id}"
+    assert plan.signal.payload == {"channel": state.source.catalog_id}
+    assert plan.signal.dedupe_key == missing_dedupe_key(state)
+    assert plan.link_command == unlink(2, "missing")
