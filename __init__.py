@@ -17,7 +17,9 @@ from sessionwatch.domain.ports import Clock, Transcripts, UpstreamProvider, Wake
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.signals import Actor, SignalKind, classify_actor, notice_text
 from sessionwatch.domain.upstream import UpstreamActivity, UpstreamMissing, UpstreamProbe
+from sessionwatch.projections.audit import Violation
 from sessionwatch.projections.models import (
+    AuditReport,
     Cursor,
     Notice,
     PruneReport,
@@ -34,6 +36,7 @@ from sessionwatch.projections.models import (
 
 __all__ = [
     "Actor",
+    "AuditReport",
     "Clock",
     "Cursor",
     "InvalidQuery",
@@ -65,6 +68,7 @@ __all__ = [
     "UpstreamMissing",
     "UpstreamProbe",
     "UpstreamProvider",
+    "Violation",
     "Waker",
     "classify_actor",
     "marker_at_end",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
@@ -76,7 +77,9 @@ from sessionwatch.domain.watch_cursor import (
     RegisterWatch,
     RemoveWatch,
 )
+from sessionwatch.projections.audit import audit as audit_history
 from sessionwatch.projections.models import (
+    AuditReport,
     Cursor,
     Notice,
     PruneReport,
@@ -985,6 +988,24 @@ class SessionWatch:
     def rebuild_read_model(self) -> ReadModel:
         """Replay the whole event store into fresh read models (what `audit` compares with)."""
         return fold(self._store.replay())
+
+    def audit(self, *, progress: Callable[[int], None] | None = None) -> AuditReport:
+        """Replay the event store, diff the rebuilt read models with the stored ones, check the invariants.
+
+        SPEC §14: heads monotonic and at least every retained sequence, watermarks not above heads,
+        `L <= N <= M`, no pending notice for a self-caused or log-only signal, no message text.
+        `progress(n)` is called every 1,000 events replayed. The store is read, never written; on a
+        store other processes write, run it when they are idle (the two reads are not one snapshot).
+        """
+        started = time.perf_counter()
+        stored = self._store.read_model()
+        result = audit_history(stored, self._store.replay(), progress=progress)
+        return AuditReport(
+            ok=not result.violations,
+            violations=tuple(result.violations),
+            events_replayed=result.events_replayed,
+            seconds=time.perf_counter() - started,
+        )
 
 
 def _held_by(tx: WriteTransaction, identity: SessionIdentity) -> list[CursorState]:

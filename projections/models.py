@@ -18,6 +18,7 @@ from sessionwatch.domain.signals import (
 )
 from sessionwatch.domain.upstream import UpstreamLinkState
 from sessionwatch.domain.watch_cursor import CursorState
+from sessionwatch.projections.audit import Violation
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -440,3 +441,33 @@ class TickReport(BaseModel):
             "failedCatalogs": list(self.failed_catalogs),
             "unknownCatalogs": list(self.unknown_catalogs),
         }
+
+
+class AuditReport(BaseModel):
+    """What `audit()` found (SPEC §13, §14): `ok` when the history and the read models agree."""
+
+    model_config = _FROZEN
+
+    ok: bool
+    violations: tuple[Violation, ...]
+    events_replayed: int
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"ok", "violations": [{"kind", "detail", "sessionKeys"}], "eventsReplayed", "seconds"}`."""
+        return {
+            "ok": self.ok,
+            "violations": [
+                {"kind": v.kind, "detail": v.detail, "sessionKeys": list(v.session_keys)}
+                for v in self.violations
+            ],
+            "eventsReplayed": self.events_replayed,
+            "seconds": self.seconds,
+        }
+
+    def by_kind(self) -> dict[str, list[Violation]]:
+        """The violations grouped by kind, kinds in alphabetical order."""
+        groups: dict[str, list[Violation]] = {}
+        for violation in sorted(self.violations, key=lambda v: (v.kind, v.detail)):
+            groups.setdefault(violation.kind, []).append(violation)
+        return groups

@@ -6,9 +6,9 @@ the memory store runs it directly and the replay check folds the whole event sto
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from typing import TypeAlias, TypeVar, assert_never
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TypeAlias, assert_never, cast
 
 from sessionwatch.domain import session, upstream, watch_cursor
 from sessionwatch.domain.events import DomainEvent
@@ -38,9 +38,6 @@ from sessionwatch.domain.watch_cursor import (
     WatchRegistered,
     WatchRemoved,
 )
-
-K = TypeVar("K")
-V = TypeVar("V")
 
 CursorsByTarget: TypeAlias = Mapping[SessionIdentity, Mapping[str, CursorState]]
 
@@ -77,28 +74,19 @@ class ReadModel:
 
     def held_by(self, identity: SessionIdentity) -> list[CursorKey]:
         """The cursors an identity holds as watcher (only agent-qualified keys can hold any)."""
-        watcher = watch_cursor.watcher_identity(identity.session_key)
-        if watcher != identity:
-            return []
-        return sorted(
-            state.key
-            for by_watcher in self.cursors.values()
-            for state in by_watcher.values()
-            if state.watcher == identity.session_key
-        )
+        return held_by(self.cursors, identity)
 
 
-def _with(mapping: Mapping[K, V], key: K, value: V) -> dict[K, V]:
-    out = dict(mapping)
-    out[key] = value
-    return out
-
-
-def _without(mapping: Mapping[K, V], keys: Iterable[K]) -> dict[K, V]:
-    out = dict(mapping)
-    for key in keys:
-        out.pop(key, None)
-    return out
+def held_by(cursors: CursorsByTarget, identity: SessionIdentity) -> list[CursorKey]:
+    """The cursors an identity holds as watcher (only agent-qualified keys can hold any)."""
+    if watch_cursor.watcher_identity(identity.session_key) != identity:
+        return []
+    return sorted(
+        state.key
+        for by_watcher in cursors.values()
+        for state in by_watcher.values()
+        if state.watcher == identity.session_key
+    )
 
 
 def apply_cursor_facts(cursors: CursorsByTarget, facts: Iterable[CursorFact]) -> CursorsByTarget:
@@ -121,12 +109,18 @@ def apply_cursor_facts(cursors: CursorsByTarget, facts: Iterable[CursorFact]) ->
 
 def implied_facts(model: ReadModel, event: SessionEvent) -> list[CursorFact]:
     """The cursor facts a stored Session event implies, decided against the cursors before it."""
+    return implied_facts_in(model.cursors, event)
+
+
+def implied_facts_in(cursors: CursorsByTarget, event: SessionEvent) -> list[CursorFact]:
+    """`implied_facts` over the cursors alone."""
     identity = SessionIdentity(event.session_key, event.agent_id)
     at_ms = event.recorded_at_ms if isinstance(event, SignalRecorded) else 0
-    held = model.held_by(identity) if isinstance(event, SessionReset | SessionDeleted) else ()
-    commands = watch_cursor.react(event, model.cursors.get(identity, {}), held_by_session=held, at_ms=at_ms)
+    held = held_by(cursors, identity) if isinstance(event, SessionReset | SessionDeleted) else ()
+    commands = watch_cursor.react(event, cursors.get(identity, {}), held_by_session=held, at_ms=at_ms)
+    if not commands:
+        return []
     facts: list[CursorFact] = []
-    cursors = model.cursors
     for command in commands:
         key = CursorKey(command.watcher, command.target_key, command.target_agent_id)
         decided = watch_cursor.derive(command, cursors.get(key.target, {}).get(key.watcher))
@@ -150,14 +144,22 @@ class SweepPlan:
 
 def plan_sweep(model: ReadModel, at_ms: int) -> SweepPlan:
     """The restart sweep over the cursors (SPEC §6.5), via the pure `resume`."""
+    return plan_sweep_in(model.cursors, model.sessions, at_ms)
+
+
+def plan_sweep_in(
+    cursors: CursorsByTarget, sessions: Mapping[SessionIdentity, SessionState], at_ms: int
+) -> SweepPlan:
+    """`plan_sweep` over the cursors and sessions alone."""
     republished: list[CursorState] = []
     facts: list[NoticeRefrozen] = []
     skipped = 0
-    for cursor in model.all_cursors():
+    ordered = sorted((c for by_watcher in cursors.values() for c in by_watcher.values()), key=lambda c: c.key)
+    for cursor in ordered:
         if cursor.material <= cursor.last_seen:
             continue
         watcher = watch_cursor.watcher_identity(cursor.watcher)
-        state = model.sessions.get(watcher) if watcher is not None else None
+        state = sessions.get(watcher) if watcher is not None else None
         commands = watch_cursor.resume(
             cursor, watcher_exists=state is not None and state.registered, at_ms=at_ms
         )
@@ -171,92 +173,188 @@ def plan_sweep(model: ReadModel, at_ms: int) -> SweepPlan:
     return SweepPlan(tuple(republished), tuple(facts), skipped)
 
 
+class Projection:
+    """A read model being built: stored events applied in place, in commit order.
+
+    It starts from a `ReadModel` (never changed: each mapping is copied on its first write, each
+    session's log on its first append) and `build()` gives the result. `evolve_read_model` is one
+    event through it; `fold` (a replay, an audit) is many events through one, so each log grows by
+    appends rather than by a copy per signal.
+    """
+
+    def __init__(self, model: ReadModel | None = None) -> None:
+        base = model or ReadModel()
+        self._sessions = base.sessions
+        self._signals: Mapping[SessionIdentity, Sequence[SignalRecorded]] = base.signals
+        self._dedupe = base.dedupe
+        self._cursors: CursorsByTarget = base.cursors
+        self._links = base.links
+        self._owned: set[str] = set()
+        self._own_logs: set[SessionIdentity] = set()
+
+    # ------------------------------------------------------------------------ copy on write
+
+    def _w_sessions(self) -> dict[SessionIdentity, SessionState]:
+        if "sessions" not in self._owned:
+            self._sessions = dict(self._sessions)
+            self._owned.add("sessions")
+        return cast("dict[SessionIdentity, SessionState]", self._sessions)  # owned
+
+    def _w_signals(self) -> dict[SessionIdentity, Sequence[SignalRecorded]]:
+        if "signals" not in self._owned:
+            self._signals = dict(self._signals)
+            self._owned.add("signals")
+        return cast("dict[SessionIdentity, Sequence[SignalRecorded]]", self._signals)  # owned
+
+    def _w_dedupe(self) -> dict[str, tuple[SessionIdentity, int]]:
+        if "dedupe" not in self._owned:
+            self._dedupe = dict(self._dedupe)
+            self._owned.add("dedupe")
+        return cast("dict[str, tuple[SessionIdentity, int]]", self._dedupe)  # owned
+
+    def _w_links(self) -> dict[SessionIdentity, UpstreamLinkState]:
+        if "links" not in self._owned:
+            self._links = dict(self._links)
+            self._owned.add("links")
+        return cast("dict[SessionIdentity, UpstreamLinkState]", self._links)  # owned
+
+    @property
+    def cursors(self) -> CursorsByTarget:
+        """The cursors as of the events applied so far."""
+        return self._cursors
+
+    @property
+    def sessions(self) -> Mapping[SessionIdentity, SessionState]:
+        """The sessions as of the events applied so far."""
+        return self._sessions
+
+    def build(self) -> ReadModel:
+        """The read model after every event applied so far."""
+        signals = self._signals
+        if self._own_logs:
+            signals = {i: log if isinstance(log, tuple) else tuple(log) for i, log in signals.items()}
+        return ReadModel(
+            sessions=self._sessions,
+            signals=signals,  # type: ignore[arg-type] # every log a tuple after the line above
+            dedupe=self._dedupe,
+            cursors=self._cursors,
+            links=self._links,
+        )
+
+    # ------------------------------------------------------------------------------ events
+
+    def apply(self, event: DomainEvent) -> list[CursorFact]:
+        """Apply one stored event to every view; returns the cursor facts it implied. Never raises."""
+        match event:
+            case WatchRegistered() | NoticeAcknowledged() | WatchRemoved():
+                self._cursors = apply_cursor_facts(self._cursors, [event])
+                return [event]
+            case NoticesSwept():
+                refrozen: list[CursorFact] = list(
+                    plan_sweep_in(self._cursors, self._sessions, event.at_ms).facts
+                )
+                self._cursors = apply_cursor_facts(self._cursors, refrozen)
+                return refrozen
+            case SessionUpserted() | SignalRecorded() | SessionReset() | SessionDeleted():
+                implied = implied_facts_in(self._cursors, event)
+                if implied:
+                    self._cursors = apply_cursor_facts(self._cursors, implied)
+                self._apply_session_event(event)
+                return implied
+            case SignalsPruned():
+                self._restart_from(event)
+                return []
+            case UpstreamLinked() | UpstreamMarkerAdvanced() | UpstreamUnlinked():
+                identity = SessionIdentity(event.session_key, event.agent_id)
+                link = upstream.evolve(self._links.get(identity), event)
+                if link is not None:
+                    self._w_links()[identity] = link
+                else:
+                    self._w_links().pop(identity, None)
+                return []
+            case _:
+                assert_never(event)
+
+    def _apply_session_event(self, event: SessionEvent) -> None:
+        identity = SessionIdentity(event.session_key, event.agent_id)
+        state = session.evolve(self._sessions.get(identity) or session.initial(identity), event)
+        # Only known identities are listed: resetting a watcher known by its cursors alone keeps it unknown.
+        if state.known:
+            self._w_sessions()[identity] = state
+        elif identity in self._sessions:
+            del self._w_sessions()[identity]
+        match event:
+            case SignalRecorded():
+                self._append(identity, event)
+                if event.dedupe_key is not None:
+                    self._w_dedupe()[event.dedupe_key] = (identity, event.sequence)
+            case SessionDeleted():
+                log = self._signals.get(identity, ())
+                dropped = [s.dedupe_key for s in log if s.dedupe_key is not None]
+                if dropped:
+                    dedupe = self._w_dedupe()
+                    for key in dropped:
+                        dedupe.pop(key, None)
+                self._w_signals().pop(identity, None)
+                self._own_logs.discard(identity)
+                if identity in self._links:  # the link goes with the session (SPEC §9)
+                    del self._w_links()[identity]
+            case SessionUpserted() | SessionReset():
+                pass
+            case _:
+                assert_never(event)
+
+    def _append(self, identity: SessionIdentity, signal: SignalRecorded) -> None:
+        signals = self._w_signals()
+        log = signals.get(identity)
+        if identity in self._own_logs and isinstance(log, list):
+            log.append(signal)
+            return
+        signals[identity] = [*(log or ()), signal]
+        self._own_logs.add(identity)
+
+    def _restart_from(self, event: SignalsPruned) -> None:
+        """Replay a prune: apply its cut-offs to the log; restart sessions, cursors and links from it.
+
+        The events that built those sessions, cursors and links may have been deleted since (ADR-0008).
+        """
+        signals = {
+            identity: kept
+            for identity, log in self._signals.items()
+            if (kept := tuple(s for s in log if not event.cutoffs.removes(s)))
+        }
+        self._dedupe = {
+            s.dedupe_key: (identity, s.sequence)
+            for identity, log in signals.items()
+            for s in log
+            if s.dedupe_key is not None
+        }
+        cursors: dict[SessionIdentity, dict[str, CursorState]] = {}
+        for cursor in event.cursors:
+            cursors.setdefault(cursor.key.target, {})[cursor.watcher] = cursor
+        self._signals = signals
+        self._sessions = {s.identity: s for s in event.sessions}
+        self._cursors = cursors
+        self._links = {link.identity: link for link in event.links}
+        self._owned = {"sessions", "signals", "dedupe", "links"}
+        self._own_logs = set()
+
+
 def evolve_read_model(model: ReadModel, event: DomainEvent) -> ReadModel:
     """Apply one stored event to every view (the projection), never raising."""
-    match event:
-        case WatchRegistered() | NoticeAcknowledged() | WatchRemoved():
-            return replace(model, cursors=apply_cursor_facts(model.cursors, [event]))
-        case NoticesSwept():
-            return replace(
-                model, cursors=apply_cursor_facts(model.cursors, plan_sweep(model, event.at_ms).facts)
-            )
-        case SessionUpserted() | SignalRecorded() | SessionReset() | SessionDeleted():
-            cursors = apply_cursor_facts(model.cursors, implied_facts(model, event))
-            return replace(_evolve_session_views(model, event), cursors=cursors)
-        case SignalsPruned():
-            return evolve_pruned(model, event)
-        case UpstreamLinked() | UpstreamMarkerAdvanced() | UpstreamUnlinked():
-            identity = SessionIdentity(event.session_key, event.agent_id)
-            link = upstream.evolve(model.links.get(identity), event)
-            links = (
-                _with(model.links, identity, link) if link is not None else _without(model.links, [identity])
-            )
-            return replace(model, links=links)
-        case _:
-            assert_never(event)
-
-
-def _evolve_session_views(model: ReadModel, event: SessionEvent) -> ReadModel:
-    identity = SessionIdentity(event.session_key, event.agent_id)
-    state = session.evolve(model.sessions.get(identity) or session.initial(identity), event)
-    # Only known identities are listed: resetting a watcher known by its cursors alone keeps it unknown.
-    sessions = _with(model.sessions, identity, state) if state.known else _without(model.sessions, [identity])
-    match event:
-        case SessionUpserted() | SessionReset():
-            return replace(model, sessions=sessions)
-        case SignalRecorded():
-            log = (*model.signals.get(identity, ()), event)
-            dedupe: Mapping[str, tuple[SessionIdentity, int]] = model.dedupe
-            if event.dedupe_key is not None:
-                dedupe = _with(dedupe, event.dedupe_key, (identity, event.sequence))
-            return replace(
-                model, sessions=sessions, signals=_with(model.signals, identity, log), dedupe=dedupe
-            )
-        case SessionDeleted():
-            dropped = [s.dedupe_key for s in model.signals.get(identity, ()) if s.dedupe_key is not None]
-            return replace(
-                model,
-                sessions=_without(model.sessions, [identity]),
-                signals=_without(model.signals, [identity]),
-                dedupe=_without(model.dedupe, dropped),
-                links=_without(model.links, [identity]),  # the link goes with the session (SPEC §9)
-            )
-        case _:
-            assert_never(event)
+    projection = Projection(model)
+    projection.apply(event)
+    return projection.build()
 
 
 def evolve_pruned(model: ReadModel, event: SignalsPruned) -> ReadModel:
-    """Replay a prune: apply its cut-offs to the log; restart sessions and cursors from its checkpoint.
-
-    The events that built those sessions and cursors may have been deleted since (ADR-0008).
-    """
-    signals = {
-        identity: kept
-        for identity, log in model.signals.items()
-        if (kept := tuple(s for s in log if not event.cutoffs.removes(s)))
-    }
-    dedupe = {
-        s.dedupe_key: (identity, s.sequence)
-        for identity, log in signals.items()
-        for s in log
-        if s.dedupe_key is not None
-    }
-    cursors: dict[SessionIdentity, dict[str, CursorState]] = {}
-    for cursor in event.cursors:
-        cursors.setdefault(cursor.key.target, {})[cursor.watcher] = cursor
-    return replace(
-        model,
-        sessions={s.identity: s for s in event.sessions},
-        signals=signals,
-        dedupe=dedupe,
-        cursors=cursors,
-        links={link.identity: link for link in event.links},
-    )
+    """Replay a prune: the read model restarted from its checkpoint, its cut-offs applied to the log."""
+    return evolve_read_model(model, event)
 
 
 def fold(events: Iterable[DomainEvent], model: ReadModel | None = None) -> ReadModel:
     """Replay events from `model` (or empty) in order."""
-    current = model or ReadModel()
+    projection = Projection(model)
     for event in events:
-        current = evolve_read_model(current, event)
-    return current
+        projection.apply(event)
+    return projection.build()

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from auditing import assert_audit_clean
 from helpers import FakeClock
 from pydantic import ValidationError
 from stores import FILE_STORES, fresh_store_url
@@ -114,7 +115,7 @@ def all_retained(watch: SessionWatch) -> set[int]:
 
 
 def assert_replay_matches(watch: SessionWatch) -> None:
-    assert watch.rebuild_read_model() == watch.store.read_model()
+    assert_audit_clean(watch)
 
 
 def ago(clock: FakeClock, **delta: float) -> datetime:

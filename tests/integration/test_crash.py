@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from auditing import assert_audit_clean
 
 import sessionwatch
 from sessionwatch import Actor, SessionWatch, StateChange
@@ -181,7 +182,7 @@ def check_store(url: str, printed: list[Returned]) -> int:
             assert head == max(c.sequence for c in changes), f"the head of {key} is its newest signal"
         all_stored = [c.sequence for changes in stored.values() for c in changes]
         assert len(all_stored) == len(set(all_stored)), "no sequence is stored twice"
-        assert watch.rebuild_read_model() == watch.store.read_model()
+        assert_audit_clean(watch)
         return max(all_stored)
 
 
@@ -224,4 +225,4 @@ def test_a_killed_recorder_loses_no_returned_signal_and_leaves_the_store_consist
             "agent:main:after-crash", kind="compacted", actor=Actor.system(), summary="session compacted"
         )
         assert after.sequence > top, "the counter never goes back after a crash"
-        assert watch.rebuild_read_model() == watch.store.read_model()
+        assert_audit_clean(watch)

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from auditing import assert_audit_clean
 from helpers import FakeClock
 
 import sessionwatch
@@ -174,7 +175,7 @@ def test_prune_keeps_heads_and_stamps_watermarks(
         assert child.history_gap is False
         assert [c.sequence for c in child.events] == [seeded.recent[0], seeded.recent[2]]
         assert watch.cursor(WATCHER, WORKER) is None
-        assert watch.rebuild_read_model() == watch.store.read_model()
+        assert_audit_clean(watch)
 
 
 @pytest.mark.parametrize("db_first", [True, False], ids=["db-before", "db-after"])

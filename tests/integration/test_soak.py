@@ -12,6 +12,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
+from auditing import assert_audit_clean
 from helpers import FakeClock
 
 import sessionwatch
@@ -87,7 +88,7 @@ def test_signals_stored_events_and_the_file_plateau_under_a_steady_stream(tmp_pa
             if batch % 5 == 0:  # watchers acknowledge now and then: cursor events between prunes
                 for watcher in WATCHERS:
                     watch.drain(watcher)
-        assert watch.rebuild_read_model() == watch.store.read_model()
+        assert_audit_clean(watch)
         final_events = watch.store.stored_event_count()
 
     assert len(measures) == TOTAL // BATCH // BATCHES_PER_PRUNE

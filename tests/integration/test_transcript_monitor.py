@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from auditing import assert_audit_clean
 from claude_transcripts import (
     SESSION_ID,
     append,
@@ -105,7 +106,7 @@ def tick(
 ) -> sessionwatch.TickReport:
     """One monitor pass, as the monitor runs it; replay agrees with the stored model after each."""
     report = watch.upstream_tick({CATALOG: provider}, transcripts=transcripts)
-    assert watch.rebuild_read_model() == watch.store.read_model()
+    assert_audit_clean(watch)
     return report
 
 
@@ -222,7 +223,7 @@ def test_tool_results_replies_meta_and_sidechain_lines_advance_the_marker_only(
     assert head(adopted) == before
     assert kinds(adopted) == ["adopted"]
     assert adopted.pending_notices(WATCHER) == []
-    assert adopted.store.read_model() == adopted.rebuild_read_model()
+    assert_audit_clean(adopted)
 
 
 # ---------------------------------------------------------------------------------- missing file
@@ -532,4 +533,4 @@ def test_replaying_the_event_store_rebuilds_the_read_model_after_a_monitor_scena
     assert watch.upstream_link(ADOPTED) is not None
     assert watch.upstream_link(other) is None
     assert [n.target for n in watch.pending_notices(WATCHER)] == [other]
-    assert watch.rebuild_read_model() == watch.store.read_model()
+    assert_audit_clean(watch)
