@@ -60,6 +60,7 @@ class DemoReport:
     sessions: tuple[Json, ...]
     gated_turn_recorded: bool
     read_models_identical: bool
+    audit: Json
 
     def to_json(self) -> Json:
         """The one JSON object `sessionwatch demo --json` prints."""
@@ -81,7 +82,13 @@ class DemoReport:
             "sessions": list(self.sessions),
             "gatedTurnRecorded": self.gated_turn_recorded,
             "readModelsIdentical": self.read_models_identical,
+            "audit": self.audit,
         }
+
+    @property
+    def ok(self) -> bool:
+        """The closing checks passed: the rebuilt read models are identical and the audit is clean."""
+        return self.read_models_identical and bool(self.audit["ok"])
 
 
 def demo_url(db_url: str | None) -> tuple[str, bool]:
@@ -224,7 +231,7 @@ def run_demo(db_url: str | None, out: TextIO, *, as_json: bool = False) -> DemoR
         story = _Story(watch, say, heartbeat, researcher, writer)
         say(_sweep_line(story, sweep))
         drained, follow_up_status, pending = _drain_after_restart(story)
-        sessions, identical = _closing(story, run)
+        sessions, identical, audit = _closing(story, run)
         db = shlex.quote(DEMO_PATH if own_file else url)
         since = drained[0]["lastSeen"] if drained else 0
         say(
@@ -251,14 +258,15 @@ def run_demo(db_url: str | None, out: TextIO, *, as_json: bool = False) -> DemoR
         sessions=sessions,
         gated_turn_recorded=gated,
         read_models_identical=identical,
+        audit=audit,
     )
     if as_json:
         print(json.dumps(report.to_json(), indent=2), file=out)
     return report
 
 
-def _closing(story: _Story, run: str) -> tuple[tuple[Json, ...], bool]:
-    """This run's sessions, then the closing check: read models rebuilt from the events are identical."""
+def _closing(story: _Story, run: str) -> tuple[tuple[Json, ...], bool, Json]:
+    """This run's sessions, then the closing checks: rebuilt read models identical, and the audit."""
     watch, say = story.watch, story.say
     sessions = tuple(row.to_json() for row in watch.sessions_list())
     say("sessions_list (the manager and this run's sessions):")
@@ -269,7 +277,15 @@ def _closing(story: _Story, run: str) -> tuple[tuple[Json, ...], bool]:
         say(f"  {row['sessionKey']}{version}")
     identical = watch.rebuild_read_model() == watch.store.read_model()
     say(f"read models rebuilt from the event store: {'identical' if identical else 'DIFFERENT'}")
-    return sessions, identical
+    audit = watch.audit()
+    found = len(audit.violations)
+    say(
+        f"closing audit: {'clean' if audit.ok else 'VIOLATIONS'}: {audit.events_replayed} events replayed, "
+        f"{found} violation{'s' if found != 1 else ''}"
+    )
+    for violation in audit.violations:
+        say(f"  {violation.kind}: {violation.detail}")
+    return sessions, identical, audit.to_json()
 
 
 def _spawns_and_turns(story: _Story) -> tuple[Json, ...]:

@@ -18,6 +18,7 @@ from sessionwatch.adapters.cli import main
 
 SCRIPT = Path(sys.executable).parent / "sessionwatch"
 CLOSING_LINE = "read models rebuilt from the event store: identical"
+AUDIT_LINE = re.compile(r"closing audit: clean: \d+ events replayed, 0 violations")
 MANAGER = "agent:main:main"
 NOTICE = re.compile(
     r'^  (Session "(?P<target>[^"]+)" changed \(other actor\)\. .* changesSince (?P<since>\d+)\.)$'
@@ -126,6 +127,7 @@ def test_the_demo_runs_twice_on_its_own_file_and_reconciles_each_time(
         for status in found:
             assert_reconciliation(status)
         assert CLOSING_LINE in out.splitlines()
+        assert any(AUDIT_LINE.fullmatch(line) for line in out.splitlines())
     # the demo's own file is reset: the second run starts from sequence 1 again
     assert [s["stateChanges"]["events"][0]["sequence"] for s in reconciliations(second)] == [
         s["stateChanges"]["events"][0]["sequence"] for s in reconciliations(first)
@@ -265,6 +267,8 @@ def test_the_demo_json_mode_prints_only_one_json_object(
     assert printed["store"] == db
     assert printed["manager"] == MANAGER
     assert printed["readModelsIdentical"] is True
+    assert printed["audit"]["ok"] is True
+    assert printed["audit"]["violations"] == []
     assert printed["gatedTurnRecorded"] is False
     researcher, writer = printed["children"]
     (after_turns,) = printed["noticesAfterTurns"]
