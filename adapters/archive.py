@@ -8,11 +8,14 @@ Each line has the stored event's notification `id`, `stream`, `version`, stored 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from uuid import UUID
 
 import orjson
+
+from sessionwatch.adapters.mapper import decode
+from sessionwatch.domain.session import SignalRecorded
 
 
 class JsonlArchive:
@@ -37,6 +40,16 @@ class JsonlArchive:
         finally:
             os.close(fd)
         return len(lines)
+
+
+def archived_signals(path: str | Path) -> Iterator[SignalRecorded]:
+    """The signals an archive holds, decoded (a signal archived twice comes twice)."""
+    for entry in read_archive(path):
+        topic, data = entry.get("type"), entry.get("data")
+        if isinstance(topic, str) and topic.startswith("session.signal_recorded."):
+            event = decode(topic, orjson.dumps(data))
+            if isinstance(event, SignalRecorded):
+                yield event
 
 
 def read_archive(path: str | Path) -> list[dict[str, object]]:

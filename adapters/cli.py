@@ -143,6 +143,13 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--since", metavar="N", help="changesSince: an integer >= 0")
     status.add_argument("--agent", metavar="ID", help="agent id (required for bare keys such as global)")
     status.add_argument("--limit", metavar="N", default="200", help="page size, clamped into [1, 200]")
+    status.add_argument(
+        "--as-of",
+        metavar="SEQUENCE",
+        help="the status right after this sequence, from the event store (and --archive before the "
+        "session's prune watermark)",
+    )
+    status.add_argument("--archive", metavar="PATH", help="the prune archive (JSON Lines), for --as-of")
     status.set_defaults(handler=_status)
 
     listing = commands.add_parser(
@@ -362,8 +369,20 @@ class WakeRequests:
 def _status(args: argparse.Namespace) -> int:
     since = None if args.since is None else parse_integer(args.since, "changes_since")
     limit = parse_integer(args.limit, "limit")
+    if args.archive is not None and args.as_of is None:
+        raise CliError("--archive: only with --as-of")
     with _open_existing(args.db) as watch:
-        status = watch.session_status(args.key, changes_since=since, limit=limit, agent_id=args.agent)
+        if args.as_of is None:
+            status = watch.session_status(args.key, changes_since=since, limit=limit, agent_id=args.agent)
+        else:
+            status = watch.status_as_of(
+                args.key,
+                parse_integer(args.as_of, "as_of"),
+                changes_since=since,
+                limit=limit,
+                agent_id=args.agent,
+                archive=args.archive,
+            )
     if args.json:
         _print_json(status.to_json())
     else:

@@ -15,13 +15,14 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
+from pathlib import Path
 from types import TracebackType
 from typing import Literal, Self
 
 import orjson
 from pydantic import BaseModel, ConfigDict, JsonValue
 
-from sessionwatch.adapters.archive import JsonlArchive
+from sessionwatch.adapters.archive import JsonlArchive, archived_signals
 from sessionwatch.adapters.clock import SystemClock
 from sessionwatch.adapters.memory_store import MemorySignalStore
 from sessionwatch.adapters.sqlite_store import SqliteSignalStore
@@ -92,7 +93,7 @@ from sessionwatch.projections.models import (
     UpstreamLink,
 )
 from sessionwatch.projections.read_model import ReadModel, fold
-from sessionwatch.projections.status import check_changes_since, clamp_limit
+from sessionwatch.projections.status import check_changes_since, clamp_limit, status_as_of
 
 logger = logging.getLogger("sessionwatch")
 logger.addHandler(logging.NullHandler())  # a library never prints through logging's last resort
@@ -970,6 +971,40 @@ class SessionWatch:
         if status is None:
             raise UnknownSession(key)
         return status
+
+    def status_as_of(
+        self,
+        key: str,
+        as_of: int,
+        *,
+        changes_since: int | None = None,
+        limit: int = 200,
+        agent_id: str | None = None,
+        archive: str | Path | None = None,
+    ) -> SessionStatus:
+        """`session_status` as it was right after sequence `as_of`, from the event store.
+
+        Within the retained window the event store answers alone; before a session's prune
+        watermark, pass the prune `archive` (`Retention(archive=...)`), which holds every pruned
+        signal. Otherwise a point before the watermark is an `InvalidQuery` naming `as_of`.
+        """
+        since = check_changes_since(changes_since)
+        page = clamp_limit(limit)
+        identity = _query_identity(key, agent_id)
+        state = self._store.session(identity)
+        if state is None:
+            raise UnknownSession(key)
+        found: dict[int, SignalRecorded] = {}
+        if archive is not None:
+            found.update((s.sequence, s) for s in archived_signals(archive) if s.identity == identity)
+        for event in self._store.replay():
+            if isinstance(event, SignalRecorded) and event.identity == identity:
+                found[event.sequence] = event
+        history = [found[sequence] for sequence in sorted(found)]
+        covered = archive is not None and (state.pruned_through == 0 or state.pruned_through in found)
+        if archive is not None and not covered:
+            raise InvalidQuery("archive", f"does not hold the pruned history of {key}")
+        return status_as_of(state, as_of, history, archived=covered, changes_since=since, limit=page)
 
     def sessions_list(
         self, *, agent_id: str | None = None, kinds: Sequence[str] | None = None

@@ -64,3 +64,40 @@ def build_status(
         history_gap=changes_since < state.pruned_through,
     )
     return SessionStatus(session_key=state.session_key, state_version=state.head, state_changes=changes)
+
+
+def status_as_of(
+    state: SessionState,
+    as_of: int,
+    history: Sequence[SignalRecorded],
+    *,
+    archived: bool,
+    changes_since: int | None,
+    limit: int,
+) -> SessionStatus:
+    """The `session_status` the session had right after sequence `as_of` was allocated.
+
+    `state` is the session now (its prune watermark says what history it lost); `history` is every
+    signal of the session still available, ascending: the retained ones, plus the pruned ones from
+    the prune archive when `archived` (then none is missing). Without the archive, a point below the
+    watermark is unknowable and an `InvalidQuery`; above it, changes before the watermark are a
+    `historyGap`, exactly as `session_status` reports them now.
+    """
+    if not isinstance(as_of, int) or isinstance(as_of, bool) or as_of < 0:
+        raise InvalidQuery("as_of", "must be an integer >= 0")
+    watermark = 0 if archived else state.pruned_through
+    if as_of < watermark:
+        raise InvalidQuery(
+            "as_of",
+            f"history up to sequence {watermark} of {state.session_key} was pruned; "
+            "pass the prune archive to look before it",
+        )
+    known = history[: bisect.bisect_right(history, as_of, key=lambda s: s.sequence)]
+    head = max(known[-1].sequence if known else 0, watermark)
+    then = state.model_copy(update={"head": head, "pruned_through": watermark})
+    if changes_since is None:
+        return build_status(then, None)
+    page, truncated = page_after(known, changes_since, limit)
+    first = known[0].sequence if known else None
+    changes = [StateChange.from_event(s) for s in page]
+    return build_status(then, changes_since, changes, truncated=truncated, first_retained=first)
