@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from uuid import UUID
@@ -27,7 +27,7 @@ from sessionwatch.adapters.mapper import (
     session_stream_id,
     to_stored,
 )
-from sessionwatch.adapters.store import PruneCounts, SweepCounts
+from sessionwatch.adapters.store import PruneCounts, StoredHistory, StoreNotEmptyError, SweepCounts
 from sessionwatch.domain import session
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
@@ -380,13 +380,53 @@ class MemorySignalStore:
         model = self.model
         return [link for link in model.active_links() if not watched_only or model.cursors.get(link.identity)]
 
-    def read_model(self) -> ReadModel:
+    def read_model(self, *, like: ReadModel | None = None) -> ReadModel:  # noqa: ARG002 - no rows to read
         """The current read model (an immutable value)."""
         return self.model
 
     def replay(self) -> Iterator[DomainEvent]:
         """Every stored event in commit order."""
         return replay(self.recorder)
+
+    @contextmanager
+    def stored_history(self) -> Iterator[StoredHistory]:
+        """The event store, counter and stream versions as one committed write left them."""
+        with self._lock:
+            events = self.recorder.all_events()
+            versions = dict(self._versions)
+            sequence = self._last_sequence
+        rows = (
+            (nid, UUID(str(s.originator_id)), s.originator_version, s.topic, s.state) for nid, s in events
+        )
+        yield StoredHistory(sequence, versions, rows)
+
+    def load_history(
+        self,
+        events: Sequence[tuple[UUID, int, DomainEvent]],
+        model: ReadModel,
+        *,
+        sequence: int,
+        stream_versions: Mapping[UUID, int],
+        last_prune_ms: int | None,
+    ) -> None:
+        """Bulk-load an imported history into this empty store: insert the events, publish `model`."""
+        with self._lock:
+            if self._last_sequence or len(self.recorder) or self._versions or self.model != ReadModel():
+                raise StoreNotEmptyError(
+                    f"the store already holds history (sequence counter at {self._last_sequence});"
+                    " import into a new, empty store"
+                )
+            stored = [to_stored(stream, version, event) for stream, version, event in events]
+            ids = list(self.recorder.insert_events(stored) or []) if stored else []
+            versions = dict(stream_versions)
+            for nid, (stream, version, event) in zip(ids, events, strict=True):
+                versions[stream] = max(versions.get(stream, 0), version)
+                if isinstance(event, SignalRecorded):
+                    self.signal_ids[event.sequence] = nid
+            self._versions = versions
+            self.model = model
+            self._last_sequence = sequence
+            self._last_prune_ms = last_prune_ms
 
     def close(self) -> None:
         """Nothing to release."""

@@ -15,7 +15,7 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, Final, TypeAlias, TypeVar
 from uuid import UUID
@@ -30,10 +30,10 @@ from psycopg.rows import TupleRow
 
 from sessionwatch.adapters import postgres_schema as sql
 from sessionwatch.adapters import sql_rows
-from sessionwatch.adapters.mapper import decode, encode
+from sessionwatch.adapters.mapper import encode
 from sessionwatch.adapters.postgres_listener import Deliver, PostgresWakeListener
 from sessionwatch.adapters.sql_write import ArchiveRow, SetBasedWrite
-from sessionwatch.adapters.store import StoreError
+from sessionwatch.adapters.store import StoredHistory, StoreError
 from sessionwatch.adapters.urls import PostgresUrl
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity, is_subagent_key
@@ -182,10 +182,6 @@ def _one(c: Cursor) -> TupleRow:
     return row
 
 
-def _read_model(c: Cursor) -> ReadModel:
-    return sql_rows.read_model(c, sql)
-
-
 class _PostgresWrite(SetBasedWrite):
     """One transaction holding the write lock over the PostgreSQL read models, and the wakes it owes."""
 
@@ -207,6 +203,17 @@ class _PostgresWrite(SetBasedWrite):
     def _archive_row(self, row: Sequence[Any]) -> ArchiveRow:
         nid, stream, version, topic, body = row
         return nid, stream, version, topic, bytes(body)
+
+    def _bulk_insert(self, table: str, columns: str, rows: Sequence[Sequence[object]]) -> None:
+        if rows:
+            with self._c.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+
+    def _after_load(self, last_notification_id: int) -> None:
+        if last_notification_id:
+            self._c.execute(sql.SET_NOTIFICATION_ID, (last_notification_id,))
+            self.vacuum_due = True  # analyze the loaded tables before the planner meets them
 
     def _wake(self, watcher: str, target_key: str) -> None:
         """Owe `watcher` a cross-process wake (SPEC §16); subagents are never woken (SPEC §6.4)."""
@@ -420,9 +427,9 @@ class PostgresSignalStore:
 
         return self._read(query)
 
-    def read_model(self) -> ReadModel:
-        """The stored read models, loaded whole from one snapshot."""
-        return self._read(_read_model, snapshot=True)
+    def read_model(self, *, like: ReadModel | None = None) -> ReadModel:
+        """The stored read models, loaded whole from one snapshot (sharing `like`'s equal values)."""
+        return self._read(lambda c: sql_rows.read_model(c, sql, like=like), snapshot=True)
 
     def select_notifications(self, start: int, limit: int) -> list[Notification]:
         """Stored events from notification id `start`, in commit order (ids are allocated under the lock)."""
@@ -439,15 +446,41 @@ class PostgresSignalStore:
         return self._read(query)
 
     def replay(self) -> Iterator[DomainEvent]:
-        """Every stored event in commit order, paged."""
-        start = 1
-        while True:
-            page = self.select_notifications(start, _REPLAY_PAGE)
-            if not page:
-                return
-            for notification in page:
-                yield decode(notification.topic, notification.state)
-            start = page[-1].id + 1
+        """Every stored event in commit order, paged, from one snapshot."""
+        try:
+            with self._connections.connection() as conn, conn.cursor() as c, conn.transaction():
+                c.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                yield from sql_rows.replay(c, sql, _REPLAY_PAGE)
+        except psycopg.Error as exc:
+            raise _wrap(exc) from exc
+
+    @contextmanager
+    def stored_history(self) -> Iterator[StoredHistory]:
+        """One REPEATABLE READ transaction: the counter, every stream's version, the events paged."""
+        try:
+            with self._connections.connection() as conn, conn.cursor() as c, conn.transaction():
+                c.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                c.execute(sql.SELECT_COUNTER)
+                sequence = int(_one(c)[0])
+                versions = sql_rows.stream_versions(c, sql)
+                yield StoredHistory(sequence, versions, sql_rows.stored_rows(c, sql, _REPLAY_PAGE))
+        except psycopg.Error as exc:
+            raise _wrap(exc) from exc
+
+    def load_history(
+        self,
+        events: Sequence[tuple[UUID, int, DomainEvent]],
+        model: ReadModel,
+        *,
+        sequence: int,
+        stream_versions: Mapping[UUID, int],
+        last_prune_ms: int | None,
+    ) -> None:
+        """Bulk-load an imported history into this empty store in one transaction holding the write lock."""
+        with self.write() as tx:
+            tx.load_history(
+                events, model, sequence=sequence, stream_versions=stream_versions, last_prune_ms=last_prune_ms
+            )
 
     def _scalar(self, statement: str) -> int | None:
         def query(c: Cursor) -> int | None:

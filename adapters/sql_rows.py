@@ -5,12 +5,16 @@ Both stores keep the same tables with the same column order, so one mapping serv
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import Any, TypeAlias
+from uuid import UUID
 
 import orjson
 
+from sessionwatch.adapters.mapper import decode, session_stream_id
+from sessionwatch.adapters.store import StoredRow
+from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity, agent_id_of
 from sessionwatch.domain.session import SessionState, SignalRecorded
 from sessionwatch.domain.signals import PUBLIC_PAYLOAD_KEYS, Payload, from_epoch_ms
@@ -184,20 +188,45 @@ def link_params(state: UpstreamLinkState) -> tuple[object, ...]:
     )
 
 
-def read_model(c: Any, sql: ModuleType) -> ReadModel:  # noqa: ANN401 - a DB-API cursor of either driver
-    """Every stored read model, loaded whole through `c` with the store's statements `sql`."""
+def read_model(c: Any, sql: ModuleType, *, like: ReadModel | None = None) -> ReadModel:  # noqa: ANN401
+    """Every stored read model, loaded whole through `c` with the store's statements `sql`.
+
+    With `like` (a replay, for an audit), a row that equals the row of `like`'s value is read as
+    that value itself instead of a new model: the result is still exactly what is stored, and
+    comparing it with `like` costs an identity check wherever they agree.
+    """
+    like = like or ReadModel()
     c.execute(f"SELECT {sql.SESSION_COLUMNS} FROM sw_sessions")
-    sessions = {s.identity: s for s in map(session_state, c.fetchall())}
+    sessions: dict[SessionIdentity, SessionState] = {}
+    for row in c.fetchall():
+        known = like.sessions.get(SessionIdentity(row[0], row[1]))
+        state = (
+            known if known is not None and session_params(known, 0)[:-1] == tuple(row) else session_state(row)
+        )
+        sessions[state.identity] = state
     c.execute(f"SELECT {sql.SIGNAL_COLUMNS} FROM sw_signals ORDER BY sequence")
+    by_sequence = {s.sequence: s for log in like.signals.values() for s in log}
     signals: dict[SessionIdentity, list[SignalRecorded]] = {}
-    for recorded in map(signal, c.fetchall()):
-        signals.setdefault(recorded.identity, []).append(recorded)
+    for row in c.fetchall():
+        known_signal = by_sequence.get(row[0])
+        recorded = (
+            known_signal if known_signal is not None and _same_signal(known_signal, row) else signal(row)
+        )
+        signals.setdefault(SessionIdentity(recorded.session_key, recorded.agent_id), []).append(recorded)
     c.execute(f"SELECT {sql.CURSOR_COLUMNS} FROM sw_cursors")
     cursors: dict[SessionIdentity, dict[str, CursorState]] = {}
-    for state in map(cursor_state, c.fetchall()):
-        cursors.setdefault(state.key.target, {})[state.watcher] = state
+    for row in c.fetchall():
+        known_cursor = like.cursors.get(SessionIdentity(row[1], row[2]), {}).get(row[0])
+        same = known_cursor is not None and cursor_params(known_cursor)[:-1] == tuple(row)
+        state_c = known_cursor if same and known_cursor is not None else cursor_state(row)
+        cursors.setdefault(state_c.key.target, {})[state_c.watcher] = state_c
     c.execute(sql.SELECT_ALL_LINKS)
-    links = {link.identity: link for link in map(link_state, c.fetchall())}
+    links: dict[SessionIdentity, UpstreamLinkState] = {}
+    for row in c.fetchall():
+        known_link = like.links.get(SessionIdentity(row[0], row[1]))
+        same = known_link is not None and link_params(known_link) == tuple(row)
+        link = known_link if same and known_link is not None else link_state(row)
+        links[link.identity] = link
     dedupe = {
         s.dedupe_key: (identity, s.sequence)
         for identity, log in signals.items()
@@ -205,3 +234,76 @@ def read_model(c: Any, sql: ModuleType) -> ReadModel:  # noqa: ANN401 - a DB-API
         if s.dedupe_key is not None
     }
     return ReadModel(sessions, {k: tuple(v) for k, v in signals.items()}, dedupe, cursors, links)
+
+
+def _same_signal(event: SignalRecorded, row: Row) -> bool:
+    """Whether a `sw_signals` row (without its notification id) is exactly the row of `event`."""
+    if row[11] is None and row[13] is None and event.payload is None and not event.watchers:
+        plain = (
+            event.session_key,
+            event.agent_id,
+            event.session_id,
+            event.kind.value,
+            event.actor_type,
+            event.actor_id,
+            event.run_id,
+            event.occurred_at_ms,
+            event.recorded_at_ms,
+            event.summary,
+        )
+        return tuple(row[1:11]) == plain and row[12] == event.dedupe_key
+    return tuple(row[1:]) == signal_params(event, 0)[1:-1]  # payload and watchers as stored text
+
+
+def _stream_id(value: object) -> UUID:
+    """A stream id as either driver returns it: a `uuid` (PostgreSQL) or its hex text (SQLite)."""
+    return value if isinstance(value, UUID) else UUID(str(value))
+
+
+def stream_versions(c: Any, sql: ModuleType) -> dict[UUID, int]:  # noqa: ANN401 - a DB-API cursor
+    """The newest version of every stream the store knows (ADR-0008).
+
+    A stream's version lives in `sw_streams` (cursor, link and store streams, deleted or unlisted
+    sessions), in its session's row, or only in its stored events; the newest of the three counts.
+    """
+    versions: dict[UUID, int] = {}
+
+    def keep(stream: UUID, version: int) -> None:
+        versions[stream] = max(versions.get(stream, 0), int(version))
+
+    c.execute(sql.SELECT_STREAM_VERSIONS)
+    for stream, version in c.fetchall():
+        keep(_stream_id(stream), version)
+    c.execute(sql.SELECT_SESSION_STREAM_VERSIONS)
+    for session_key, agent_id, version in c.fetchall():
+        keep(session_stream_id(SessionIdentity(session_key, agent_id)), version)
+    c.execute(sql.SELECT_EVENT_STREAM_VERSIONS)
+    for stream, version in c.fetchall():
+        keep(_stream_id(stream), version)
+    return versions
+
+
+def stored_rows(c: Any, sql: ModuleType, page_size: int = 1000) -> Iterator[StoredRow]:  # noqa: ANN401
+    """Every stored event in notification order, read `page_size` at a time through `c`."""
+    after = 0
+    while True:
+        c.execute(sql.SELECT_EVENTS_AFTER, (after, page_size))
+        page = c.fetchall()
+        if not page:
+            return
+        for notification_id, stream, version, topic, state in page:
+            yield notification_id, _stream_id(stream), version, topic, bytes(state)
+        after = page[-1][0]
+
+
+def replay(c: Any, sql: ModuleType, page_size: int = 1000) -> Iterator[DomainEvent]:  # noqa: ANN401
+    """Every stored event, decoded, in notification order, read `page_size` at a time through `c`."""
+    after = 0
+    while True:
+        c.execute(sql.SELECT_BODIES_AFTER, (after, page_size))
+        page = c.fetchall()
+        if not page:
+            return
+        for _, topic, state in page:
+            yield decode(topic, state)
+        after = page[-1][0]

@@ -8,7 +8,7 @@ back, how sequences are taken and written, and, for PostgreSQL, the cross-proces
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from types import ModuleType
 from typing import Any
@@ -16,8 +16,14 @@ from uuid import UUID
 
 from sessionwatch.adapters import sql_rows
 from sessionwatch.adapters.archive import JsonlArchive
-from sessionwatch.adapters.mapper import STORE_STREAM_ID, cursor_stream_id, link_stream_id, session_stream_id
-from sessionwatch.adapters.store import PruneCounts, SweepCounts
+from sessionwatch.adapters.mapper import (
+    STORE_STREAM_ID,
+    cursor_stream_id,
+    encode,
+    link_stream_id,
+    session_stream_id,
+)
+from sessionwatch.adapters.store import PruneCounts, StoreNotEmptyError, SweepCounts
 from sessionwatch.domain import session, upstream, watch_cursor
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity, agent_id_of
@@ -39,6 +45,7 @@ from sessionwatch.domain.watch_cursor import (
     MaterialSignalSeen,
     NoticesSwept,
 )
+from sessionwatch.projections.read_model import ReadModel
 
 ArchiveRow = tuple[int, UUID, int, str, bytes]
 
@@ -67,6 +74,13 @@ class SetBasedWrite(ABC):
     @abstractmethod
     def _archive_row(self, row: Sequence[Any]) -> ArchiveRow:
         """A removed signal's stored-event row as the archive takes it."""
+
+    @abstractmethod
+    def _bulk_insert(self, table: str, columns: str, rows: Sequence[Sequence[object]]) -> None:
+        """Insert many rows into an empty table in one go (`executemany`, `COPY`)."""
+
+    def _after_load(self, last_notification_id: int) -> None:  # noqa: B027 - optional hook, empty by design
+        """Whatever the driver needs once stored events were inserted with explicit ids."""
 
     def _wake(self, watcher: str, target_key: str) -> None:  # noqa: B027 - optional hook, empty by design
         """A wake this write owes another process (PostgreSQL); a no-op for a single-process store."""
@@ -127,12 +141,12 @@ class SetBasedWrite(ABC):
             if isinstance(event, SessionDeleted):
                 self._c.execute(self.sql.DELETE_SESSION_SIGNALS, identity)
                 self._c.execute(self.sql.DELETE_LINK, identity)  # its link goes too (SPEC §9)
-                # the row goes; its stream's version stays
-                self._c.execute(self.sql.UPSERT_STREAM, (self._stream_key(stream), version))
             if state.known:
                 self._c.execute(self.sql.UPSERT_SESSION, sql_rows.session_params(state, version))
             else:  # deleted, or reset while known only by its cursors: not listed (as the fold)
                 self._c.execute(self.sql.DELETE_SESSION, identity)
+                # no row carries the stream's version now: keep it, so a compaction cannot bring it back
+                self._c.execute(self.sql.UPSERT_STREAM, (self._stream_key(stream), version))
         self._states[identity] = state
         for fact in opened:
             self._wake(fact.watcher, fact.target_key)
@@ -298,3 +312,55 @@ class SetBasedWrite(ABC):
 
     def _archive_rows(self, rows: Iterable[Sequence[Any]]) -> list[ArchiveRow]:
         return [self._archive_row(row) for row in rows]
+
+    def load_history(
+        self,
+        events: Sequence[tuple[UUID, int, DomainEvent]],
+        model: ReadModel,
+        *,
+        sequence: int,
+        stream_versions: Mapping[UUID, int],
+        last_prune_ms: int | None,
+    ) -> None:
+        """`SignalStore.load_history` inside this transaction: check the store is empty, then bulk-insert.
+
+        The stored events get the notification ids 1..n (no other id exists in an empty store) so
+        the signal rows can name theirs before anything is inserted.
+        """
+        c = self._c
+        c.execute(self.sql.SELECT_HISTORY_PRESENT)
+        counter, present = self._one()
+        if counter or present:
+            raise StoreNotEmptyError(
+                f"the store already holds history (sequence counter at {counter});"
+                " import into a new, empty store"
+            )
+        versions = dict(stream_versions)
+        event_rows: list[tuple[object, ...]] = []
+        signal_ids: dict[int, int] = {}
+        for notification_id, (stream, version, event) in enumerate(events, 1):
+            event_rows.append((notification_id, self._stream_key(stream), version, event.type, encode(event)))
+            if isinstance(event, SignalRecorded):
+                signal_ids[event.sequence] = notification_id
+            versions[stream] = max(versions.get(stream, 0), version)
+        sql = self.sql
+        self._bulk_insert(sql.EVENTS_TABLE, sql.LOADED_EVENT_COLUMNS, event_rows)
+        self._after_load(len(event_rows))
+        sessions = sorted(model.sessions.values(), key=lambda s: (s.session_key, s.agent_id))
+        carried = {session_stream_id(s.identity) for s in sessions}
+        rows = [sql_rows.session_params(s, versions.get(session_stream_id(s.identity), 0)) for s in sessions]
+        self._bulk_insert("sw_sessions", f"{sql.SESSION_COLUMNS}, stream_version", rows)
+        signals = sorted((s for log in model.signals.values() for s in log), key=lambda s: s.sequence)
+        rows = [sql_rows.signal_params(s, signal_ids[s.sequence]) for s in signals]
+        self._bulk_insert("sw_signals", f"{sql.SIGNAL_COLUMNS}, notification_id", rows)
+        rows = [sql_rows.cursor_params(cursor) for cursor in model.all_cursors()]
+        self._bulk_insert("sw_cursors", f"{sql.CURSOR_COLUMNS}, watcher_agent_id", rows)
+        rows = [sql_rows.link_params(model.links[identity]) for identity in sorted(model.links)]
+        self._bulk_insert("sw_upstream_links", sql.LINK_COLUMNS, rows)
+        rows = [(self._stream_key(s), v) for s, v in sorted(versions.items()) if s not in carried]
+        self._bulk_insert("sw_streams", "stream_id, version", rows)
+        c.execute(sql.WRITE_COUNTER, (sequence,))
+        if last_prune_ms is None:
+            c.execute(sql.CLEAR_LAST_PRUNE)
+        else:
+            c.execute(sql.STAMP_LAST_PRUNE, (last_prune_ms,))

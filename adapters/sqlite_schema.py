@@ -244,3 +244,32 @@ SELECT_WATCHED_LINKS = (
     " AND EXISTS (SELECT 1 FROM sw_cursors AS c"
     " WHERE c.target_key = l.session_key AND c.target_agent_id = l.agent_id) ORDER BY session_key, agent_id"
 )
+
+# ------------------------------------------------------------------ export and import (adapters/history.py)
+
+WRITE_COUNTER = "UPDATE sw_meta SET value = ? WHERE name = 'sequence'"
+CLEAR_LAST_PRUNE = "DELETE FROM sw_meta WHERE name = 'last_prune_ms'"
+# An import goes only into a store that never held anything: the counter, then whether any row exists.
+SELECT_HISTORY_PRESENT = (
+    "SELECT (SELECT value FROM sw_meta WHERE name = 'sequence'),"
+    f" EXISTS (SELECT 1 FROM {EVENTS_TABLE}) OR EXISTS (SELECT 1 FROM sw_streams)"
+    " OR EXISTS (SELECT 1 FROM sw_sessions) OR EXISTS (SELECT 1 FROM sw_signals)"
+    " OR EXISTS (SELECT 1 FROM sw_cursors) OR EXISTS (SELECT 1 FROM sw_upstream_links)"
+)
+LOADED_EVENT_COLUMNS = "notification_id, originator_id, originator_version, topic, state"
+SELECT_BODIES_AFTER = (
+    f"SELECT notification_id, topic, state FROM {EVENTS_TABLE} WHERE notification_id > ?"
+    " ORDER BY notification_id LIMIT ?"
+)
+SELECT_EVENTS_AFTER = (
+    f"SELECT {LOADED_EVENT_COLUMNS} FROM {EVENTS_TABLE} WHERE notification_id > ?"
+    " ORDER BY notification_id LIMIT ?"
+)
+# Every stream's newest version comes from one of three places (ADR-0008): the streams table, a
+# session row, or the stored events themselves.
+SELECT_COUNTER = "SELECT value FROM sw_meta WHERE name = 'sequence'"
+SELECT_STREAM_VERSIONS = "SELECT stream_id, version FROM sw_streams"
+SELECT_SESSION_STREAM_VERSIONS = "SELECT session_key, agent_id, stream_version FROM sw_sessions"
+SELECT_EVENT_STREAM_VERSIONS = (
+    f"SELECT originator_id, MAX(originator_version) FROM {EVENTS_TABLE} GROUP BY originator_id"
+)

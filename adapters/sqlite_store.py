@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
@@ -29,10 +29,9 @@ from sessionwatch.adapters import sql_rows
 from sessionwatch.adapters import sqlite_schema as sql
 from sessionwatch.adapters.mapper import (
     encode,
-    replay,
 )
 from sessionwatch.adapters.sql_write import ArchiveRow, SetBasedWrite
-from sessionwatch.adapters.store import StoreError
+from sessionwatch.adapters.store import StoredHistory, StoreError
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.session import (
@@ -175,6 +174,11 @@ class _SqliteWrite(SetBasedWrite):
     def _archive_row(self, row: Sequence[Any]) -> ArchiveRow:
         nid, stream, version, topic, body = row
         return nid, UUID(hex=stream), version, topic, body
+
+    def _bulk_insert(self, table: str, columns: str, rows: Sequence[Sequence[object]]) -> None:
+        if rows:
+            marks = ",".join("?" * len(rows[0]))
+            self._c.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", rows)
 
     def next_sequence(self) -> int:
         if self._next is None:  # the first allocation takes and writes one number in one statement
@@ -327,14 +331,39 @@ class SqliteSignalStore:
             c.execute(sql.SELECT_WATCHED_LINKS if watched_only else sql.SELECT_ACTIVE_LINKS)
             return [sql_rows.link_state(row) for row in c.fetchall()]
 
-    def read_model(self) -> ReadModel:
-        """The stored read models, loaded whole."""
+    def read_model(self, *, like: ReadModel | None = None) -> ReadModel:
+        """The stored read models, loaded whole (sharing `like`'s equal values)."""
         with self._read() as c:
-            return sql_rows.read_model(c, sql)
+            return sql_rows.read_model(c, sql, like=like)
 
     def replay(self) -> Iterator[DomainEvent]:
-        """Every stored event in commit order."""
-        return replay(self.recorder)
+        """Every stored event in commit order, from one read snapshot."""
+        with self._read() as c:
+            yield from sql_rows.replay(c, sql)
+
+    @contextmanager
+    def stored_history(self) -> Iterator[StoredHistory]:
+        """One read transaction (a WAL snapshot): the counter, every stream's version, the events paged."""
+        with self._read() as c:
+            c.execute(sql.SELECT_COUNTER)
+            sequence = int(c.fetchone()[0])
+            versions = sql_rows.stream_versions(c, sql)
+            yield StoredHistory(sequence, versions, sql_rows.stored_rows(c, sql))
+
+    def load_history(
+        self,
+        events: Sequence[tuple[UUID, int, DomainEvent]],
+        model: ReadModel,
+        *,
+        sequence: int,
+        stream_versions: Mapping[UUID, int],
+        last_prune_ms: int | None,
+    ) -> None:
+        """Bulk-load an imported history into this empty store in one `BEGIN IMMEDIATE` transaction."""
+        with self.write() as tx:
+            tx.load_history(
+                events, model, sequence=sequence, stream_versions=stream_versions, last_prune_ms=last_prune_ms
+            )
 
     def durability(self) -> Synchronous:
         """The `synchronous` setting a pooled connection actually runs with (SPEC §15.1)."""

@@ -6,10 +6,11 @@ must behave identically; the contract suite in `tests/contract` runs against eac
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeAlias, runtime_checkable
+from uuid import UUID
 
 from sessionwatch.adapters.archive import JsonlArchive
 from sessionwatch.domain.events import DomainEvent
@@ -24,6 +25,29 @@ from sessionwatch.projections.read_model import ReadModel
 
 class StoreError(RuntimeError):
     """The store failed (locked, full, read-only, vanished); nothing of the operation was written."""
+
+
+class StoreNotEmptyError(ValueError):
+    """`load_history` found history in the store: an import only ever goes into a new, empty store."""
+
+
+StoredRow: TypeAlias = tuple[int, UUID, int, str, bytes]
+"""One stored event as the event store holds it: notification id, stream id, version, topic, body."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredHistory:
+    """One consistent read of the whole event store, for an export.
+
+    `sequence` is the counter (the highest sequence ever allocated, ADR-0006); `stream_versions`
+    the newest version of every stream the store knows, compacted or deleted ones included
+    (ADR-0008); `events` every stored event in notification order, read lazily from the same
+    snapshot while the context that gave this value is open.
+    """
+
+    sequence: int
+    stream_versions: Mapping[UUID, int]
+    events: Iterator[StoredRow]
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,8 +185,39 @@ class SignalStore(Protocol):
         """How many stored events the event store holds (it stays bounded, ADR-0008)."""
         ...
 
-    def read_model(self) -> ReadModel:
-        """The stored read models, for comparison with a replay."""
+    def last_sequence(self) -> int:
+        """The counter: the highest sequence ever allocated (ADR-0006)."""
+        ...
+
+    def stored_history(self) -> AbstractContextManager[StoredHistory]:
+        """One consistent snapshot of the event store, its counter and its stream versions."""
+        ...
+
+    def load_history(
+        self,
+        events: Sequence[tuple[UUID, int, DomainEvent]],
+        model: ReadModel,
+        *,
+        sequence: int,
+        stream_versions: Mapping[UUID, int],
+        last_prune_ms: int | None,
+    ) -> None:
+        """Bulk-load an imported history into this empty store, in one write transaction.
+
+        `events` are stored in order on their own streams and versions (new notification ids
+        1..n); the read models become `model` exactly (the fold of `events`, whose retained
+        signals link to their stored events); the counter becomes `sequence`; every stream keeps
+        at least its version in `stream_versions`, so none is ever reused. Raises `StoreNotEmptyError`,
+        writing nothing, when the store holds any history or has allocated a sequence.
+        """
+        ...
+
+    def read_model(self, *, like: ReadModel | None = None) -> ReadModel:
+        """The stored read models, for comparison with a replay.
+
+        With `like`, a stored row equal to `like`'s value may be read as that very value (an audit
+        then compares by identity where they agree); the result is what is stored either way.
+        """
         ...
 
     def replay(self) -> Iterator[DomainEvent]:

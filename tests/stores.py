@@ -126,7 +126,14 @@ _REUSED_SCHEMAS: set[str] = set()
 _RESET = (
     *(
         f"DELETE FROM {table}"
-        for table in ("stored_events", "sw_streams", "sw_sessions", "sw_signals", "sw_cursors")
+        for table in (
+            "stored_events",
+            "sw_streams",
+            "sw_sessions",
+            "sw_signals",
+            "sw_cursors",
+            "sw_upstream_links",
+        )
     ),
     "ALTER SEQUENCE stored_events_notification_id_seq RESTART",
     "DELETE FROM sw_meta WHERE name NOT IN ('sequence', 'schema_version')",

@@ -1,0 +1,385 @@
+"""The whole history as JSON Lines: `export` for archives, `import` to move between stores (SPEC §14, §16).
+
+The format, version 1: UTF-8 JSON Lines, one compact JSON object per line, each line ending in a newline.
+
+- Line 1, the header, keys sorted:
+  `{"format": "sessionwatch.history", "sequence": S, "streams": {"<stream uuid>": V, ...}, "version": 1}`.
+  `sequence` is the store's counter, the highest sequence ever allocated (ADR-0006). `streams`
+  holds the newest version of every stream the store knows, sorted by id, including versions whose
+  events a prune compacted away or whose session was deleted (ADR-0008), so an imported store
+  never reuses a (stream, version).
+- Then one line per stored event, in notification (commit) order:
+  `{"stream": "<uuid>", "version": V, "type": "<stored name>", "payload": {...}}`, where `type`
+  is the stored name (ADR-0004, e.g. `session.signal_recorded.v1`) and `payload` the stored body.
+
+Exporting a store twice gives the same bytes, and so does exporting a store imported from an export
+(into any kind of store), unless an upcaster rewrote an old stored name on the way in.
+
+An import goes only into an empty store, and validates every line before it writes anything. It
+decodes the events (upcasting old names), folds them with `projections.read_model.fold` (the
+reference semantics), and has the store bulk-load events, read models, counter and stream versions
+in one transaction. Pure apart from the store it is handed: no I/O at import time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Iterable
+from contextlib import closing
+from dataclasses import dataclass
+from typing import IO, Any, Final, assert_never
+from uuid import UUID
+
+import orjson
+from pydantic import ValidationError
+
+from sessionwatch.adapters.mapper import (
+    STORE_STREAM_ID,
+    UnknownStoredEvent,
+    cursor_stream_id,
+    decode,
+    link_stream_id,
+    session_stream_id,
+)
+from sessionwatch.adapters.store import SignalStore, StoreNotEmptyError
+from sessionwatch.domain.events import DomainEvent
+from sessionwatch.domain.keys import SessionIdentity
+from sessionwatch.domain.retention import SignalsPruned
+from sessionwatch.domain.session import SessionDeleted, SessionReset, SessionUpserted, SignalRecorded
+from sessionwatch.domain.upstream import UpstreamLinked, UpstreamMarkerAdvanced, UpstreamUnlinked
+from sessionwatch.domain.watch_cursor import NoticeAcknowledged, NoticesSwept, WatchRegistered, WatchRemoved
+from sessionwatch.projections.read_model import ReadModel, fold
+
+HISTORY_FORMAT: Final = "sessionwatch.history"
+HISTORY_VERSION: Final = 1
+_HEADER_KEYS: Final = frozenset({"format", "version", "sequence", "streams"})
+_EVENT_KEYS: Final = frozenset({"stream", "version", "type", "payload"})
+
+
+class HistoryError(ValueError):
+    """An import was refused: the input is not a valid history, or the store is not empty.
+
+    `line` is the 1-based line the problem is on (None when it is not one line's). Nothing was written.
+    """
+
+    def __init__(self, message: str, *, line: int | None = None) -> None:
+        super().__init__(f"line {line}: {message}" if line is not None else message)
+        self.line = line
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What an import loaded: stored events, and the read-model rows their fold gave."""
+
+    events: int
+    sessions: int
+    signals: int
+    cursors: int
+    links: int
+    sequence: int
+
+
+# ------------------------------------------------------------------------------------------ export
+
+
+def _line(value: object, *, sort_keys: bool = False) -> str:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort_keys else 0).decode() + "\n"
+
+
+def history_lines(store: SignalStore) -> Generator[str, None, None]:
+    """The store's history as lines of the format above, from one consistent snapshot, read lazily.
+
+    The snapshot (a read transaction on the SQL stores) stays open until the iterator is exhausted
+    or closed.
+    """
+    with store.stored_history() as history:
+        streams = {str(stream): version for stream, version in history.stream_versions.items()}
+        header = {
+            "format": HISTORY_FORMAT,
+            "version": HISTORY_VERSION,
+            "sequence": history.sequence,
+            "streams": streams,
+        }
+        yield _line(header, sort_keys=True)
+        for _, stream, version, topic, state in history.events:
+            event = {"stream": str(stream), "version": version, "type": topic, "payload": orjson.loads(state)}
+            yield _line(event)
+
+
+def export_history(store: SignalStore, out: IO[str] | Callable[[str], object]) -> int:
+    """Write the store's history to `out` (a text file or a `write`-like callable); return the event count."""
+    write = out if callable(out) else out.write
+    written = -1  # the header is not an event
+    with closing(history_lines(store)) as lines:
+        for line in lines:
+            write(line)
+            written += 1
+    return max(written, 0)
+
+
+# ------------------------------------------------------------------------------------------ import
+
+
+def _expected_stream(event: DomainEvent) -> UUID:
+    """The stream every store writes `event` on (the ids are derived, ADR-0004)."""
+    match event:
+        case SessionUpserted() | SignalRecorded() | SessionReset() | SessionDeleted():
+            return session_stream_id(SessionIdentity(event.session_key, event.agent_id))
+        case WatchRegistered() | NoticeAcknowledged() | WatchRemoved():
+            return cursor_stream_id(event.key)
+        case UpstreamLinked() | UpstreamMarkerAdvanced() | UpstreamUnlinked():
+            return link_stream_id(SessionIdentity(event.session_key, event.agent_id))
+        case NoticesSwept() | SignalsPruned():
+            return STORE_STREAM_ID
+        case _:
+            assert_never(event)
+
+
+def _highest_sequence(event: DomainEvent) -> int:
+    """The highest global sequence an event names (0 when it names none)."""
+    match event:
+        case SignalRecorded():
+            return event.sequence
+        case WatchRegistered():
+            return event.head
+        case NoticeAcknowledged():
+            return max(event.last_seen, event.notified)
+        case SignalsPruned():
+            return max(
+                event.cutoffs.through_sequence,
+                *(max(s.head, s.pruned_through) for s in event.sessions),
+                *(c.material for c in event.cursors),
+                0,
+            )
+        case (
+            SessionUpserted()
+            | SessionReset()
+            | SessionDeleted()
+            | WatchRemoved()
+            | NoticesSwept()
+            | UpstreamLinked()
+            | UpstreamMarkerAdvanced()
+            | UpstreamUnlinked()
+        ):
+            return 0
+        case _:
+            assert_never(event)
+
+
+def _is_count(value: object, minimum: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+
+def _json_object(number: int, text: str) -> dict[str, Any]:
+    if not text.strip():
+        raise HistoryError("empty line", line=number)
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise HistoryError(f"not JSON: {exc}", line=number) from exc
+    if not isinstance(value, dict):
+        raise HistoryError(f"expected a JSON object, got {type(value).__name__}", line=number)
+    return value
+
+
+def _keys(number: int, value: dict[str, Any], expected: frozenset[str], what: str) -> None:
+    if set(value) != expected:
+        missing = sorted(expected - set(value))
+        extra = sorted(set(value) - expected)
+        detail = "; ".join(
+            part
+            for part in (f"missing {missing}" if missing else "", f"unexpected {extra}" if extra else "")
+            if part
+        )
+        raise HistoryError(f"{what} keys must be {sorted(expected)}: {detail}", line=number)
+
+
+def _uuid(number: int, text: object, what: str) -> UUID:
+    if not isinstance(text, str):
+        raise HistoryError(f"{what} must be a UUID string, not {text!r}", line=number)
+    try:
+        return UUID(text)
+    except ValueError as exc:
+        raise HistoryError(f"{what} {text!r} is not a UUID", line=number) from exc
+
+
+def _validation_summary(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "payload"
+    more = exc.error_count() - 1
+    return f"{where}: {first['msg']}" + (f" (and {more} more)" if more else "")
+
+
+@dataclass
+class _Header:
+    sequence: int
+    streams: dict[UUID, int]
+
+
+def _header(number: int, text: str) -> _Header:
+    value = _json_object(number, text)
+    if value.get("format") != HISTORY_FORMAT:
+        raise HistoryError(
+            f"not a sessionwatch history: the header's format must be {HISTORY_FORMAT!r},"
+            f" not {value.get('format')!r}",
+            line=number,
+        )
+    if value.get("version") != HISTORY_VERSION or isinstance(value.get("version"), bool):
+        raise HistoryError(
+            f"unsupported history version {value.get('version')!r}: this sessionwatch reads version"
+            f" {HISTORY_VERSION}",
+            line=number,
+        )
+    _keys(number, value, _HEADER_KEYS, "header")
+    sequence = value["sequence"]
+    if not _is_count(sequence, 0):
+        raise HistoryError(f"the header's sequence must be an integer >= 0, not {sequence!r}", line=number)
+    raw = value["streams"]
+    if not isinstance(raw, dict):
+        raise HistoryError("the header's streams must be an object of stream id -> version", line=number)
+    streams: dict[UUID, int] = {}
+    for key, version in raw.items():
+        stream = _uuid(number, key, "header stream id")
+        if not _is_count(version, 1):
+            raise HistoryError(f"stream {key}: version must be an integer >= 1, not {version!r}", line=number)
+        streams[stream] = max(streams.get(stream, 0), version)
+    return _Header(sequence, streams)
+
+
+@dataclass
+class _Reader:
+    """Validates event lines one at a time against the header and the lines before."""
+
+    header: _Header
+    events: list[tuple[UUID, int, DomainEvent]]
+    versions: dict[UUID, int]  # the last version seen per stream
+    signal_lines: dict[int, int]  # a signal's sequence -> its line
+
+    def read(self, number: int, text: str) -> None:
+        value = _json_object(number, text)
+        _keys(number, value, _EVENT_KEYS, "event")
+        stream = _uuid(number, value["stream"], "stream")
+        version, topic, payload = value["version"], value["type"], value["payload"]
+        if not _is_count(version, 1):
+            raise HistoryError(f"version must be an integer >= 1, not {version!r}", line=number)
+        if not isinstance(topic, str):
+            raise HistoryError(f"type must be a stored event name, not {topic!r}", line=number)
+        if not isinstance(payload, dict):
+            raise HistoryError(f"payload must be a JSON object, not {type(payload).__name__}", line=number)
+        try:
+            event = decode(topic, orjson.dumps(payload))
+        except UnknownStoredEvent as exc:
+            raise HistoryError(str(exc), line=number) from exc
+        except ValidationError as exc:
+            raise HistoryError(f"invalid {topic} payload: {_validation_summary(exc)}", line=number) from exc
+        self._place(number, stream, version, event)
+        self.events.append((stream, version, event))
+
+    def _place(self, number: int, stream: UUID, version: int, event: DomainEvent) -> None:
+        expected = _expected_stream(event)
+        if stream != expected:
+            raise HistoryError(
+                f"a {event.type} event belongs on stream {expected}, not {stream}", line=number
+            )
+        previous = self.versions.get(stream, 0)
+        if version <= previous:
+            raise HistoryError(
+                f"stream {stream}: version {version} does not follow version {previous}", line=number
+            )
+        newest = self.header.streams.get(stream, 0)
+        if version > newest:
+            raise HistoryError(
+                f"stream {stream}: version {version} is above the header's version {newest} for it",
+                line=number,
+            )
+        self.versions[stream] = version
+        highest = _highest_sequence(event)
+        if highest > self.header.sequence:
+            raise HistoryError(
+                f"sequence {highest} is above the header's sequence counter {self.header.sequence}",
+                line=number,
+            )
+        if isinstance(event, SignalRecorded):
+            earlier = self.signal_lines.get(event.sequence)
+            if earlier is not None:
+                raise HistoryError(
+                    f"sequence {event.sequence} was already recorded on line {earlier}", line=number
+                )
+            self.signal_lines[event.sequence] = number
+
+
+def _check_model(model: ReadModel, reader: _Reader) -> None:
+    """The fold must be loadable: one retained signal per dedupe key, a version for every row's stream."""
+    seen: dict[str, int] = {}
+    for signal in sorted((s for log in model.signals.values() for s in log), key=lambda s: s.sequence):
+        if signal.dedupe_key is None:
+            continue
+        if signal.dedupe_key in seen:
+            raise HistoryError(
+                f"dedupe key {signal.dedupe_key!r} is held by two retained signals, {seen[signal.dedupe_key]}"
+                f" and {signal.sequence}",
+                line=reader.signal_lines[signal.sequence],
+            )
+        seen[signal.dedupe_key] = signal.sequence
+    streams = reader.header.streams
+    for identity in sorted(model.sessions):
+        if streams.get(session_stream_id(identity), 0) < 1:
+            raise HistoryError(
+                f"the header lists no version for the stream of session {identity.session_key!r}"
+                f" (agent {identity.agent_id!r})",
+                line=1,
+            )
+    for identity in sorted(model.links):
+        if streams.get(link_stream_id(identity), 0) < 1:
+            raise HistoryError(
+                f"the header lists no version for the upstream link stream of {identity.session_key!r}"
+                f" (agent {identity.agent_id!r})",
+                line=1,
+            )
+
+
+def _read(lines: Iterable[str]) -> _Reader:
+    reader: _Reader | None = None
+    for number, text in enumerate(lines, 1):
+        if reader is None:
+            reader = _Reader(_header(number, text), [], {}, {})
+        else:
+            reader.read(number, text)
+    if reader is None:
+        raise HistoryError("no header: the input is empty", line=1)
+    return reader
+
+
+def import_history(store: SignalStore, lines: Iterable[str]) -> ImportReport:
+    """Load a history into an empty `store`: all of it, in one transaction, or nothing.
+
+    Raises `HistoryError` naming the line and the problem (bad JSON, a wrong header, an unknown
+    stored name, an invalid payload, a version that does not rise or is above the header's, a
+    sequence above the header's counter), or when the store already holds history.
+    """
+    if store.last_sequence() or store.stored_event_count():
+        raise HistoryError(
+            f"the store already holds history (sequence counter at {store.last_sequence()},"
+            f" {store.stored_event_count()} stored events); import into a new, empty store"
+        )
+    reader = _read(lines)
+    model = fold(event for _, _, event in reader.events)
+    _check_model(model, reader)
+    checkpoints = [event for _, _, event in reader.events if isinstance(event, SignalsPruned)]
+    try:
+        store.load_history(
+            reader.events,
+            model,
+            sequence=reader.header.sequence,
+            stream_versions=reader.header.streams,
+            last_prune_ms=checkpoints[-1].cutoffs.at_ms if checkpoints else None,
+        )
+    except StoreNotEmptyError as exc:
+        raise HistoryError(str(exc)) from exc
+    return ImportReport(
+        events=len(reader.events),
+        sessions=len(model.sessions),
+        signals=sum(len(log) for log in model.signals.values()),
+        cursors=len(model.all_cursors()),
+        links=len(model.links),
+        sequence=reader.header.sequence,
+    )
