@@ -1,21 +1,10 @@
-"""Test doubles shared by the suites: small fakes, never mocks."""
+"""Test doubles shared by the suites: small fakes, never mocks.
+
+The fake clock ships in the test kit (`sessionwatch.testing`, SPEC §16); it is re-exported here.
+"""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from sessionwatch.testing import START, FakeClock
 
-START = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-
-
-class FakeClock:
-    """A clock that only moves when a test says so."""
-
-    def __init__(self, start: datetime = START) -> None:
-        self.current = start
-
-    def now(self) -> datetime:
-        return self.current
-
-    def advance(self, **delta: float) -> datetime:
-        self.current += timedelta(**delta)
-        return self.current
+__all__ = ["START", "FakeClock"]

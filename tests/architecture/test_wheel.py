@@ -18,8 +18,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = "sessionwatch"
 LAYERS = ("domain", "projections", "adapters")
-ROOT_FILES = frozenset({"__init__.py", "__main__.py", "py.typed"})
-"""What the repository root contributes to the package: the package's own files, nothing else."""
+ROOT_FILES = frozenset({"__init__.py", "__main__.py", "testing.py", "py.typed"})
+"""What the repository root contributes to the package: the package's own files (the test kit for
+embedders, `sessionwatch.testing`, included), nothing else."""
 
 BUILD_TIMEOUT = 180
 _NOT_SOURCE = shutil.ignore_patterns(
