@@ -1,0 +1,287 @@
+"""`sessionwatch import-openclaw PATH`: a reference-gateway state database into a sessionwatch store.
+
+The reference gateway keeps its state in one SQLite file (SPEC Appendix A): the signal log
+(`session_state_events`), the heads with their prune watermarks (`session_state_heads`) and the
+watch cursors (`session_watch_cursors`). The import turns that into a history sessionwatch can
+replay: one `session.signal_recorded.v1` per retained row, in sequence order, on its session's
+stream, then one `store.pruned.v2` checkpoint carrying every head, watermark and cursor exactly as
+the reference has them (a prune that removed nothing: the reference's own prunes are already
+behind it). The store is then bulk-loaded like any imported history, and `audit` runs on it.
+
+Read-only on the reference file. What cannot be carried is reported, never guessed:
+- a cursor on a bare target key (the reference's targets carry no agent id) is resolved through the
+  single head with that key; none or several is `unresolved` / `ambiguous` and the cursor skipped;
+- payload keys outside sessionwatch's whitelist (SPEC §13.1) are dropped (`payload_keys_dropped`),
+  a payload that is not a JSON object is ignored (as the reference reads it);
+- a row of an unknown kind or actor type is an error naming the sequence: nothing is written.
+Every session with a head, and every watcher holding a cursor, is registered (so the restart sweep
+treats them as existing); the local recording time of a signal is its `occurred_at`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from sessionwatch.adapters.history import HistoryError
+from sessionwatch.adapters.mapper import STORE_STREAM_ID, session_stream_id
+from sessionwatch.adapters.store import SignalStore, StoreNotEmptyError
+from sessionwatch.domain.events import DomainEvent
+from sessionwatch.domain.keys import SessionIdentity, agent_id_of
+from sessionwatch.domain.retention import PruneCutoffs, SignalsPruned
+from sessionwatch.domain.session import SessionState, SignalRecorded
+from sessionwatch.domain.signals import PAYLOAD_KEYS, SignalKind
+from sessionwatch.domain.watch_cursor import CursorState
+from sessionwatch.projections.read_model import Projection, fold
+
+_EVENTS = (
+    "SELECT sequence, session_key, agent_id, session_id, kind, actor_type, actor_id, run_id,"
+    " occurred_at, summary, payload_json, dedupe_key FROM session_state_events ORDER BY sequence"
+)
+_HEADS = "SELECT session_key, agent_id, last_sequence, pruned_max_sequence FROM session_state_heads"
+_CURSORS = (
+    "SELECT watcher_session_key, target_session_key, last_seen_sequence, notified_sequence,"
+    " material_sequence, updated_at FROM session_watch_cursors"
+    " ORDER BY watcher_session_key, target_session_key"
+)
+_COUNTER = "SELECT seq FROM sqlite_sequence WHERE name = 'session_state_events'"
+
+
+class OpenclawImportError(HistoryError):
+    """The reference database cannot be read or carried over; nothing was written."""
+
+
+class OpenclawReport(BaseModel):
+    """What `import_openclaw` carried over, and what it could not."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    signals: int
+    sessions: int
+    cursors: int
+    sequence: int
+    unresolved_cursors: tuple[str, ...] = ()
+    ambiguous_cursors: tuple[str, ...] = ()
+    payload_keys_dropped: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """CamelCase summary."""
+        return {
+            "signals": self.signals,
+            "sessions": self.sessions,
+            "cursors": self.cursors,
+            "sequence": self.sequence,
+            "unresolvedCursors": list(self.unresolved_cursors),
+            "ambiguousCursors": list(self.ambiguous_cursors),
+            "payloadKeysDropped": self.payload_keys_dropped,
+        }
+
+
+@dataclass
+class _Reference:
+    """The reference tables, read."""
+
+    signals: list[SignalRecorded] = field(default_factory=list)
+    heads: list[tuple[str, str, int, int]] = field(default_factory=list)
+    cursors: list[tuple[str, str, int, int, int, int]] = field(default_factory=list)
+    counter: int = 0
+    payload_keys_dropped: int = 0
+
+
+def import_openclaw(store: SignalStore, path: str | Path, *, now_ms: int) -> OpenclawReport:
+    """Carry the reference database at `path` into the empty `store`, in one transaction.
+
+    Sequences, heads, prune watermarks and cursor positions are preserved exactly; `now_ms` stamps
+    the checkpoint (the import's local time).
+    """
+    if store.last_sequence() or store.stored_event_count():
+        raise OpenclawImportError("the store already holds history; import into a new, empty store")
+    reference = _read(Path(path))
+    heads_by_key: dict[str, list[str]] = {}
+    for key, agent, _, _ in reference.heads:
+        heads_by_key.setdefault(key, []).append(agent)
+    signals_only = Projection()
+    versions: dict[SessionIdentity, int] = {}
+    events: list[tuple[Any, int, DomainEvent]] = []
+    for signal in reference.signals:
+        signals_only.apply(signal)
+        identity = signal.identity
+        versions[identity] = versions.get(identity, 0) + 1
+        events.append((session_stream_id(identity), versions[identity], signal))
+    cursors, unresolved, ambiguous = _cursors(reference, heads_by_key)
+    sessions = _sessions(reference, signals_only, cursors)
+    checkpoint = SignalsPruned(
+        cutoffs=PruneCutoffs(
+            at_ms=now_ms, occurred_before_ms=0, through_sequence=0, cursors_updated_before_ms=0
+        ),
+        sessions=tuple(sorted(sessions.values(), key=lambda s: s.identity)),
+        cursors=tuple(sorted(cursors, key=lambda c: c.key)),
+        links=(),
+    )
+    events.append((STORE_STREAM_ID, 1, checkpoint))
+    highest = max(
+        [reference.counter, *(s.sequence for s in reference.signals), *(h[2] for h in reference.heads)]
+    )
+    stream_versions = {session_stream_id(i): v for i, v in versions.items()} | {STORE_STREAM_ID: 1}
+    try:
+        store.load_history(
+            events,
+            fold(e for _, _, e in events),
+            sequence=highest,
+            stream_versions=stream_versions,
+            last_prune_ms=now_ms,
+        )
+    except StoreNotEmptyError as exc:
+        raise OpenclawImportError(str(exc)) from exc
+    return OpenclawReport(
+        signals=len(reference.signals),
+        sessions=len(sessions),
+        cursors=len(cursors),
+        sequence=highest,
+        unresolved_cursors=tuple(unresolved),
+        ambiguous_cursors=tuple(ambiguous),
+        payload_keys_dropped=reference.payload_keys_dropped,
+    )
+
+
+def _cursors(
+    reference: _Reference, heads_by_key: dict[str, list[str]]
+) -> tuple[list[CursorState], list[str], list[str]]:
+    """Cursors with their targets' agent ids resolved (SPEC Appendix A)."""
+    cursors: list[CursorState] = []
+    unresolved: list[str] = []
+    ambiguous: list[str] = []
+    for watcher, target, last_seen, notified, material, updated_at in reference.cursors:
+        agent = agent_id_of(target)
+        if agent is None:
+            owners = heads_by_key.get(target, [])
+            if len(owners) != 1:
+                (ambiguous if owners else unresolved).append(f"{watcher} -> {target}")
+                continue
+            agent = owners[0]
+        cursors.append(
+            CursorState(
+                watcher=watcher,
+                target_key=target,
+                target_agent_id=agent,
+                last_seen=last_seen,
+                notified=notified,
+                material=material,
+                updated_at_ms=updated_at,
+            )
+        )
+    return cursors, unresolved, ambiguous
+
+
+def _sessions(
+    reference: _Reference, signals_only: Projection, cursors: list[CursorState]
+) -> dict[SessionIdentity, SessionState]:
+    """Every head exactly as the reference has it, and every watcher, registered."""
+    sessions: dict[SessionIdentity, SessionState] = {}
+    for key, agent, head, watermark in reference.heads:
+        identity = SessionIdentity(key, agent)
+        folded = signals_only.sessions.get(identity)
+        base = folded or SessionState(session_key=key, agent_id=agent)
+        sessions[identity] = replace(base, known=True, registered=True, head=head, pruned_through=watermark)
+    for cursor in cursors:
+        watcher_agent = agent_id_of(cursor.watcher)
+        watcher = SessionIdentity(cursor.watcher, watcher_agent) if watcher_agent is not None else None
+        if watcher is not None and watcher not in sessions:
+            sessions[watcher] = SessionState(
+                session_key=watcher.session_key, agent_id=watcher.agent_id, known=True, registered=True
+            )
+    for identity, state in signals_only.sessions.items():  # a signal without a head row keeps its head
+        sessions.setdefault(identity, replace(state, registered=True))
+    return sessions
+
+
+def _read(path: Path) -> _Reference:
+    if not path.is_file():
+        raise OpenclawImportError(f"no reference database at {path}")
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as raw:
+            reference = _Reference()
+            for row in raw.execute(_EVENTS):
+                reference.signals.append(_signal(row, reference))
+            reference.heads = [(k, a, int(h), int(w)) for k, a, h, w in raw.execute(_HEADS)]
+            reference.cursors = [
+                (watcher, target, int(last), int(notified), int(material), int(updated))
+                for watcher, target, last, notified, material, updated in raw.execute(_CURSORS)
+            ]
+            reference.counter = _optional_counter(raw)
+            return reference
+    except sqlite3.Error as exc:
+        raise OpenclawImportError(f"cannot read {path} as a reference state database: {exc}") from exc
+
+
+def _optional_counter(raw: sqlite3.Connection) -> int:
+    try:
+        row = raw.execute(_COUNTER).fetchone()
+    except sqlite3.OperationalError:  # no AUTOINCREMENT table at all
+        return 0
+    return int(row[0]) if row is not None else 0
+
+
+def _signal(row: tuple[Any, ...], reference: _Reference) -> SignalRecorded:
+    (
+        sequence,
+        key,
+        agent,
+        session_id,
+        kind,
+        actor_type,
+        actor_id,
+        run_id,
+        occurred,
+        summary,
+        payload_json,
+        dedupe,
+    ) = row
+    try:
+        signal_kind = SignalKind(kind)
+        payload = _payload(signal_kind, payload_json, reference)
+        return SignalRecorded(
+            sequence=sequence,
+            session_key=key,
+            agent_id=agent,
+            session_id=session_id,
+            kind=signal_kind,
+            actor_type=actor_type,
+            actor_id=actor_id,
+            run_id=run_id,
+            occurred_at_ms=occurred,
+            recorded_at_ms=occurred,
+            summary=summary,
+            payload=payload,
+            dedupe_key=dedupe,
+        )
+    except (ValueError, ValidationError) as exc:
+        raise OpenclawImportError(f"session_state_events sequence {sequence}: {_reason(exc)}") from None
+
+
+def _payload(kind: SignalKind, payload_json: object, reference: _Reference) -> dict[str, Any] | None:
+    """The whitelisted keys of a JSON-object payload; anything else is ignored, as the reference reads it."""
+    if not isinstance(payload_json, str):
+        return None
+    try:
+        value = orjson.loads(payload_json)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    allowed = PAYLOAD_KEYS.get(kind, frozenset())
+    kept = {k: v for k, v in value.items() if k in allowed}
+    reference.payload_keys_dropped += len(value) - len(kept)
+    return kept or None
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        error = exc.errors()[0]
+        return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
+    return str(exc)

@@ -1,0 +1,247 @@
+"""`import-openclaw` (SPEC §14, §16, Appendix A): a reference-gateway state database, carried exactly.
+
+The reference database is built with plain `sqlite3` in the reference's own schema, with pruned
+history (rows deleted below each session's watermark, as its prune does), pending and acknowledged
+cursors, a bare target key and an ambiguous one; then it is imported into every store kind.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from auditing import assert_audit_clean
+from helpers import FakeClock
+from stores import FILE_STORES
+
+import sessionwatch
+from sessionwatch import Actor, SessionWatch
+from sessionwatch.adapters.cli import main
+from sessionwatch.adapters.openclaw import OpenclawImportError, import_openclaw
+from sessionwatch.domain.keys import SessionIdentity
+
+MANAGER = "agent:main:main"
+CHILD = "agent:main:subagent:child"
+WORKER = "agent:ops:worker"
+NOW_MS = 1_796_040_000_000
+
+TIMEOUT = '{"outcome":"timeout","x":1}'  # "x" is not on sessionwatch's whitelist
+INSERT_ROW = (
+    "INSERT INTO session_state_events (sequence, dedupe_key, session_key, session_id, agent_id,"
+    " kind, actor_type, actor_id, run_id, occurred_at, summary, payload_json)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+
+REFERENCE_SCHEMA = """
+CREATE TABLE session_state_events (
+  sequence INTEGER PRIMARY KEY AUTOINCREMENT, dedupe_key TEXT UNIQUE, session_key TEXT NOT NULL,
+  session_id TEXT, agent_id TEXT NOT NULL, kind TEXT NOT NULL, actor_type TEXT NOT NULL, actor_id TEXT,
+  run_id TEXT, occurred_at INTEGER NOT NULL, summary TEXT NOT NULL, payload_json TEXT);
+CREATE INDEX session_state_events_by_session ON session_state_events (session_key, sequence DESC);
+CREATE INDEX session_state_events_by_time ON session_state_events (occurred_at DESC, sequence DESC);
+CREATE TABLE session_state_heads (
+  session_key TEXT NOT NULL, agent_id TEXT NOT NULL, last_sequence INTEGER NOT NULL,
+  pruned_max_sequence INTEGER NOT NULL DEFAULT 0, updated_at INTEGER NOT NULL,
+  PRIMARY KEY (session_key, agent_id));
+CREATE TABLE session_watch_cursors (
+  watcher_session_key TEXT NOT NULL, target_session_key TEXT NOT NULL,
+  last_seen_sequence INTEGER NOT NULL DEFAULT 0, notified_sequence INTEGER NOT NULL DEFAULT 0,
+  material_sequence INTEGER NOT NULL DEFAULT 0, updated_at INTEGER NOT NULL,
+  watcher_store_path TEXT, provenance TEXT,
+  PRIMARY KEY (watcher_session_key, target_session_key));
+"""
+
+# Rows in sequence order: session key, agent id, kind, actor type and id, summary, payload, dedupe key.
+ROWS = [
+    (CHILD, "main", "child_spawned", "agent", MANAGER, "child session spawned", None, "child-spawned:r1"),
+    (CHILD, "main", "human_direct_message", "human", None, "human message via telegram", None, None),
+    ("global", "main", "goal_changed", "system", None, "goal created", '{"status":"active"}', None),
+    (CHILD, "main", "human_direct_message", "human", None, "human message via telegram", '{"turns":2}', None),
+    (WORKER, "ops", "goal_changed", "agent", MANAGER, "goal updated", None, None),
+    (
+        CHILD,
+        "main",
+        "run_failed",
+        "system",
+        None,
+        "child run timed out",
+        '{"outcome":"timeout","x":1}',
+        "run-terminal:r1",
+    ),
+    ("global", "main", "human_direct_message", "human", None, "human message via slack", "[1, 2]", None),
+    (CHILD, "main", "goal_changed", "human", None, "goal updated", None, None),
+    ("shared", "main", "adopted", "system", None, "session adopted", None, None),
+    ("shared", "ops", "adopted", "system", None, "session adopted", None, None),
+]
+PRUNED = {1, 2, 3}  # the reference pruned these: watermarks child 2, global 3
+# Cursors: watcher, target key, then L, N and M.
+CURSORS = [
+    (MANAGER, CHILD, 4, 8, 8),  # a pending notice (changesSince 4)
+    (MANAGER, WORKER, 5, 5, 5),  # acknowledged
+    ("agent:ops:main", "global", 3, 7, 7),  # bare target, one head: resolved to agent main
+    (MANAGER, "shared", 0, 0, 0),  # bare target with two heads: ambiguous, skipped
+    (MANAGER, "nobody", 0, 0, 0),  # bare target without a head: unresolved, skipped
+]
+HEADS = {
+    (CHILD, "main"): (8, 2),
+    ("global", "main"): (7, 3),
+    (WORKER, "ops"): (5, 0),
+    ("shared", "main"): (9, 0),
+    ("shared", "ops"): (10, 0),
+}
+COUNTER = 12  # the reference allocated 11 and 12 to rows it later deleted with their session
+
+
+def build_reference(path: Path) -> Path:
+    with sqlite3.connect(path) as raw:
+        raw.executescript(REFERENCE_SCHEMA)
+        for n, (key, agent, kind, actor_type, actor_id, summary, payload, dedupe) in enumerate(ROWS, 1):
+            occurred = NOW_MS - 60_000 + n
+            values = (
+                n,
+                dedupe,
+                key,
+                "sid-1",
+                agent,
+                kind,
+                actor_type,
+                actor_id,
+                None,
+                occurred,
+                summary,
+                payload,
+            )
+            raw.execute(INSERT_ROW, values)
+        raw.execute("UPDATE sqlite_sequence SET seq = ? WHERE name = 'session_state_events'", (COUNTER,))
+        raw.execute(f"DELETE FROM session_state_events WHERE sequence IN ({','.join(map(str, PRUNED))})")
+        for (key, agent), (head, watermark) in HEADS.items():
+            raw.execute(
+                "INSERT INTO session_state_heads VALUES (?,?,?,?,?)", (key, agent, head, watermark, NOW_MS)
+            )
+        for watcher, target, last, notified, material in CURSORS:
+            raw.execute(
+                "INSERT INTO session_watch_cursors VALUES (?,?,?,?,?,?,?,?)",
+                (watcher, target, last, notified, material, NOW_MS, None, "explicit"),
+            )
+    return path
+
+
+@pytest.fixture
+def reference(tmp_path: Path) -> Path:
+    return build_reference(tmp_path / "openclaw-state.db")
+
+
+@pytest.fixture
+def watch(store_url: str) -> Iterator[SessionWatch]:
+    with sessionwatch.open(store_url, clock=FakeClock(), sweep_on_open=False) as opened:
+        yield opened
+
+
+def test_heads_watermarks_and_cursors_are_carried_exactly(watch: SessionWatch, reference: Path) -> None:
+    report = import_openclaw(watch.store, reference, now_ms=NOW_MS)
+    assert (report.signals, report.cursors, report.sequence) == (len(ROWS) - len(PRUNED), 3, COUNTER)
+    assert report.ambiguous_cursors == (f"{MANAGER} -> shared",)
+    assert report.unresolved_cursors == (f"{MANAGER} -> nobody",)
+    assert report.payload_keys_dropped == 1  # run_failed's "x"
+    for (key, agent), (head, watermark) in HEADS.items():
+        status = watch.session_status(key, changes_since=0, agent_id=agent)
+        assert status.state_version == head
+        changes = status.state_changes
+        assert changes is not None
+        assert changes.history_gap is (watermark > 0)
+        state = watch.store.session(SessionIdentity(key, agent))
+        assert state is not None
+        assert state.pruned_through == watermark
+        expected = [
+            n for n, row in enumerate(ROWS, 1) if (row[0], row[1]) == (key, agent) and n not in PRUNED
+        ]
+        assert [e.sequence for e in changes.events] == expected
+    positions = {
+        (c.watcher, c.target_key, c.target_agent_id): (c.last_seen, c.notified, c.material)
+        for c in watch.store.read_model().all_cursors()
+    }
+    assert positions == {
+        (MANAGER, CHILD, "main"): (4, 8, 8),
+        (MANAGER, WORKER, "ops"): (5, 5, 5),
+        ("agent:ops:main", "global", "main"): (3, 7, 7),
+    }
+    assert [(n.target, n.last_seen) for n in watch.pending_notices(MANAGER)] == [(CHILD, 4)]
+    assert [(n.target, n.last_seen) for n in watch.pending_notices("agent:ops:main")] == [("global", 3)]
+    assert_audit_clean(watch)
+
+
+def test_payloads_are_whitelisted_and_non_objects_ignored(watch: SessionWatch, reference: Path) -> None:
+    import_openclaw(watch.store, reference, now_ms=NOW_MS)
+    child = watch.session_status(CHILD, changes_since=2).to_json()["stateChanges"]["events"]
+    assert {e["sequence"]: e.get("payload") for e in child} == {
+        4: {"turns": 2},
+        6: {"outcome": "timeout"},
+        8: None,
+    }
+    glob = watch.session_status("global", changes_since=3, agent_id="main").to_json()["stateChanges"][
+        "events"
+    ]
+    assert [(e["sequence"], "payload" in e) for e in glob] == [(7, False)]
+
+
+def test_the_imported_store_carries_on_above_the_reference_counter(
+    watch: SessionWatch, reference: Path
+) -> None:
+    import_openclaw(watch.store, reference, now_ms=NOW_MS)
+    after = watch.record(CHILD, kind="goal_changed", actor=Actor.system(), summary="goal updated")
+    assert after.sequence == COUNTER + 1
+    again = watch.record(
+        CHILD,
+        kind="run_failed",
+        actor=Actor.system(),
+        summary="x",
+        payload={"outcome": "error"},
+        dedupe_key="run-terminal:r1",
+    )
+    assert again.sequence == 6  # the reference's dedupe key still dedupes
+    assert [(n.target, n.last_seen) for n in watch.drain(MANAGER)] == [(CHILD, 4)]
+    assert watch.cursor(MANAGER, CHILD) is not None
+    assert_audit_clean(watch)
+
+
+def test_a_broken_reference_row_writes_nothing(watch: SessionWatch, tmp_path: Path) -> None:
+    broken = build_reference(tmp_path / "broken.db")
+    with sqlite3.connect(broken) as raw:
+        raw.execute("UPDATE session_state_events SET kind = 'telepathy' WHERE sequence = 5")
+    with pytest.raises(OpenclawImportError, match="sequence 5"):
+        import_openclaw(watch.store, broken, now_ms=NOW_MS)
+    assert watch.sessions_list() == []
+    assert watch.store.stored_event_count() == 0
+
+
+def test_a_missing_or_foreign_file_is_refused(watch: SessionWatch, tmp_path: Path) -> None:
+    with pytest.raises(OpenclawImportError, match="no reference database"):
+        import_openclaw(watch.store, tmp_path / "absent.db", now_ms=NOW_MS)
+    foreign = tmp_path / "foreign.db"
+    with sqlite3.connect(foreign) as raw:
+        raw.execute("CREATE TABLE t (x)")
+    with pytest.raises(OpenclawImportError, match="cannot read"):
+        import_openclaw(watch.store, foreign, now_ms=NOW_MS)
+
+
+def test_a_store_with_history_is_refused(watch: SessionWatch, reference: Path) -> None:
+    watch.record(CHILD, kind="goal_changed", actor=Actor.system(), summary="goal created")
+    with pytest.raises(OpenclawImportError, match="already holds history"):
+        import_openclaw(watch.store, reference, now_ms=NOW_MS)
+
+
+@pytest.mark.parametrize("store_kind", FILE_STORES)
+def test_the_command_imports_then_audits_clean(
+    store_url: str, reference: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["import-openclaw", str(reference), "--db", store_url, "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["sequence"] == COUNTER
+    assert printed["ambiguousCursors"] == [f"{MANAGER} -> shared"]
+    assert main(["audit", "--db", store_url]) == 0
+    assert capsys.readouterr().out.startswith("audit: ok: ")
+    assert main(["import-openclaw", str(reference), "--db", store_url]) == 2
+    assert "already holds history" in capsys.readouterr().err
