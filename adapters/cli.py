@@ -10,6 +10,7 @@ escapes. A "no" answer (1) is an answer, not an error: it is printed on stdout (
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -20,7 +21,10 @@ from typing import NoReturn
 
 from pydantic import ValidationError
 
+from sessionwatch.adapters.clock import SystemClock
 from sessionwatch.adapters.demo import DEMO_PATH, run_demo
+from sessionwatch.adapters.history import HistoryError, export_history, import_history
+from sessionwatch.adapters.openclaw import import_openclaw
 from sessionwatch.adapters.store import StoreError
 from sessionwatch.adapters.urls import InvalidStoreUrl, parse_url
 from sessionwatch.adapters.watch import SessionWatch, open_watch
@@ -28,7 +32,7 @@ from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSessi
 from sessionwatch.domain.keys import SessionIdentity, resolve_identity
 from sessionwatch.domain.ports import Waker
 from sessionwatch.domain.retention import Retention
-from sessionwatch.domain.signals import Actor, SignalKind
+from sessionwatch.domain.signals import Actor, SignalKind, to_epoch_ms
 from sessionwatch.domain.watch_cursor import can_watch
 from sessionwatch.projections.audit import VIOLATION_KINDS
 from sessionwatch.projections.models import (
@@ -50,7 +54,7 @@ EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a closed pipe
 
-_INPUT_ERRORS = (InvalidSignal, InvalidQuery, UnknownSession, InvalidStoreUrl, StoreError)
+_INPUT_ERRORS = (InvalidSignal, InvalidQuery, UnknownSession, InvalidStoreUrl, StoreError, HistoryError)
 
 EXIT_CODES = (
     "exit codes: 0 success; 1 the answer is no (watch refused; demo read models differ), printed on "
@@ -301,6 +305,43 @@ def _history_commands(commands: argparse._SubParsersAction[_Parser], common: lis
     )
     audit.set_defaults(handler=_audit)
 
+    export = commands.add_parser(
+        "export",
+        parents=common,
+        allow_abbrev=False,
+        help="write the whole history as JSON Lines to stdout",
+        description="The event history as JSON Lines (a header, then one stored event per line with "
+        "its stream, version, stored name and payload), for archives and for moving between stores: "
+        "`sessionwatch export --db A > history.jsonl`, then `sessionwatch import history.jsonl --db B`.",
+    )
+    export.set_defaults(handler=_export)
+
+    load = commands.add_parser(
+        "import",
+        parents=common,
+        allow_abbrev=False,
+        help="load an exported history into a new, empty store",
+        description="Load a history written by `export` into the store named by --db, which must be "
+        "empty. Every line is checked first; on any problem nothing is written and the error names "
+        "the line.",
+    )
+    load.add_argument("file", metavar="FILE", help="the JSON Lines file `export` wrote")
+    load.set_defaults(handler=_import)
+
+    openclaw = commands.add_parser(
+        "import-openclaw",
+        parents=common,
+        allow_abbrev=False,
+        help="load a reference-gateway state database into a new, empty store",
+        description="Read a reference-gateway state database (session_state_events, "
+        "session_state_heads, session_watch_cursors; SPEC Appendix A) into the store named by --db, "
+        "preserving sequences, heads, prune watermarks and cursor positions, then audit it with "
+        "`sessionwatch audit`. Cursors whose bare target key matches no head, or several, are "
+        "reported and skipped.",
+    )
+    openclaw.add_argument("path", metavar="PATH", help="the reference gateway's SQLite state file")
+    openclaw.set_defaults(handler=_import_openclaw)
+
 
 # ---------------------------------------------------------------------------------- input parsing
 
@@ -426,6 +467,51 @@ def _audit(args: argparse.Namespace) -> int:
     else:
         print(format_audit(report))
     return EXIT_OK if report.ok else EXIT_NO
+
+
+def _export(args: argparse.Namespace) -> int:
+    with _open_existing(args.db) as watch:
+        export_history(watch.store, sys.stdout.write)
+    return EXIT_OK
+
+
+def _import(args: argparse.Namespace) -> int:
+    source = Path(args.file)
+    if not source.is_file():
+        raise CliError(f"FILE: no such file: {source}")
+    with (
+        open_watch(args.db, sweep_on_open=False, cross_process_wakes=False) as watch,
+        source.open(encoding="utf-8") as lines,
+    ):
+        report = import_history(watch.store, lines)
+    if args.json:
+        _print_json(dataclasses.asdict(report))
+    else:
+        print(
+            f"imported {report.events} stored events: {report.sessions} sessions, {report.signals} signals, "
+            f"{report.cursors} cursors, {report.links} upstream links; sequence counter at {report.sequence}"
+        )
+    return EXIT_OK
+
+
+def _import_openclaw(args: argparse.Namespace) -> int:
+    with open_watch(args.db, sweep_on_open=False, cross_process_wakes=False) as watch:
+        report = import_openclaw(watch.store, args.path, now_ms=to_epoch_ms(SystemClock().now()))
+    if args.json:
+        _print_json(report.to_json())
+    else:
+        skipped = [*report.unresolved_cursors, *report.ambiguous_cursors]
+        print(
+            f"imported {report.signals} signals, {report.sessions} sessions, {report.cursors} cursors; "
+            f"sequence counter at {report.sequence}; {report.payload_keys_dropped} payload keys dropped"
+        )
+        for line in report.unresolved_cursors:
+            print(f"skipped cursor (no head for its target): {line}")
+        for line in report.ambiguous_cursors:
+            print(f"skipped cursor (several agents own its target): {line}")
+        if not skipped:
+            print("every cursor carried over; run `sessionwatch audit` on the result")
+    return EXIT_OK
 
 
 def _list(args: argparse.Namespace) -> int:

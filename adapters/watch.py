@@ -9,11 +9,13 @@ never payload text) and return None. The strict API raises typed errors and writ
 
 from __future__ import annotations
 
+import gc
 import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -78,7 +80,8 @@ from sessionwatch.domain.watch_cursor import (
     RegisterWatch,
     RemoveWatch,
 )
-from sessionwatch.projections.audit import audit as audit_history
+from sessionwatch.projections.audit import compare as compare_read_models
+from sessionwatch.projections.audit import replay as replay_history
 from sessionwatch.projections.models import (
     AuditReport,
     Cursor,
@@ -1030,17 +1033,34 @@ class SessionWatch:
         SPEC §14: heads monotonic and at least every retained sequence, watermarks not above heads,
         `L <= N <= M`, no pending notice for a self-caused or log-only signal, no message text.
         `progress(n)` is called every 1,000 events replayed. The store is read, never written; on a
-        store other processes write, run it when they are idle (the two reads are not one snapshot).
+        store other processes write, run it when they are idle (the replay and the read of the
+        stored read models are two snapshots).
         """
         started = time.perf_counter()
-        stored = self._store.read_model()
-        result = audit_history(stored, self._store.replay(), progress=progress)
+        with _collector_paused():  # a replay builds one large acyclic structure: nothing to collect
+            history = replay_history(self._store.replay(), progress=progress)
+            stored = self._store.read_model(like=history.rebuilt)
+            violations = [*history.violations, *compare_read_models(stored, history.rebuilt)]
+            replayed = history.events_replayed
+            del history, stored  # freed before the collector resumes, so it has nothing left to scan
         return AuditReport(
-            ok=not result.violations,
-            violations=tuple(result.violations),
-            events_replayed=result.events_replayed,
+            ok=not violations,
+            violations=tuple(violations),
+            events_replayed=replayed,
             seconds=time.perf_counter() - started,
         )
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector (if it was on) for a burst of long-lived allocations."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _held_by(tx: WriteTransaction, identity: SessionIdentity) -> list[CursorState]:

@@ -103,7 +103,7 @@ class Target:
     - `info`: a context line without a target of its own (not counted by `run.py`).
     """
 
-    kind: Literal["ratio_at_least", "ratio_at_most", "sw_at_most", "sw_below", "info"]
+    kind: Literal["ratio_at_least", "ratio_at_most", "sw_at_most", "sw_at_least", "sw_below", "info"]
     value: float
     unit: str = "x"
 
@@ -116,6 +116,8 @@ class Target:
                 return f"<= {self.value:,g}x"
             case "sw_at_most":
                 return f"<= {self.value:,g}{'' if self.unit == 'x' else ' '}{self.unit}"
+            case "sw_at_least":
+                return f">= {self.value:,g}{'' if self.unit == 'x' else ' '}{self.unit}"
             case "sw_below":
                 return f"< {self.value:,g}{'' if self.unit == 'x' else ' '}{self.unit}"
             case "info":
@@ -135,6 +137,8 @@ class Target:
                 return ratio <= self.value
             case "sw_at_most":
                 return sw_median <= self.value
+            case "sw_at_least":
+                return sw_median >= self.value
             case "sw_below":
                 return sw_median < self.value
             case "info":
@@ -159,6 +163,11 @@ def at_most_us(micros: float) -> Target:
 def sw_at_most(value: float, unit: str) -> Target:
     """The sessionwatch median figure (in `unit`: `s`, `x`, ...) must stay under `value`."""
     return Target("sw_at_most", value, unit)
+
+
+def sw_at_least(value: float, unit: str) -> Target:
+    """The sessionwatch median figure (in `unit`: `events/s`, ...) must reach `value`."""
+    return Target("sw_at_least", value, unit)
 
 
 def sw_below(value: float, unit: str) -> Target:

@@ -420,6 +420,19 @@ class PeerStore:
 
     # ------------------------------------------------------------------------------------- reads
 
+    def scan(self) -> int:
+        """Read every head, cursor and signal, each signal mapped to its §7.1 event (`audit` context)."""
+        conn = self._conn
+        conn.execute(
+            "SELECT session_key, agent_id, last_sequence, pruned_max_sequence FROM session_state_heads"
+        )
+        conn.execute("SELECT * FROM session_watch_cursors").fetchall()
+        rows = conn.execute(
+            "SELECT sequence, kind, actor_type, actor_id, run_id, occurred_at, summary, payload_json"
+            " FROM session_state_events ORDER BY sequence"
+        ).fetchall()
+        return len([_event(row) for row in rows])
+
     def head(self, session_key: str, agent_id: str) -> int:
         """The state version alone (the reference's `getSessionStateVersion`)."""
         row = self._conn.execute(SELECT_HEAD, (session_key, agent_id)).fetchone()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # `python bench/run.py` finds `bench.*`
 
-from bench import batch, fanout, head, pg_record, prune, reconcile, record, soak, sweep
+from bench import audit, batch, fanout, head, pg_record, prune, reconcile, record, soak, sweep
 from bench.harness import HEADER, Mode, Result, format_row, parse_mode, print_table, write_results
 
 WORKLOADS: tuple[tuple[str, Callable[[Mode], list[Result]]], ...] = (
@@ -28,6 +28,7 @@ WORKLOADS: tuple[tuple[str, Callable[[Mode], list[Result]]], ...] = (
     (fanout.NAME, fanout.run),
     (sweep.NAME, sweep.run),
     (prune.NAME, prune.run),
+    (audit.NAME, audit.run),
     (soak.NAME, soak.run),
 )
 

@@ -10,6 +10,7 @@ be deleted from the event store and a replay still rebuilds every read model (AD
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import timedelta
 from typing import Literal
 
@@ -109,6 +110,4 @@ def stamp(state: SessionState, removed_through: int) -> SessionState:
     """Raise the prune watermark to the highest removed sequence; the head never goes down."""
     if removed_through <= state.pruned_through:
         return state
-    return state.model_copy(
-        update={"pruned_through": removed_through, "head": max(state.head, removed_through)}
-    )
+    return replace(state, pruned_through=removed_through, head=max(state.head, removed_through))

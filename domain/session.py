@@ -6,6 +6,7 @@ sequence of the stream is above the head it found (SPEC §2). Deletion forgets t
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Literal, TypeAlias, assert_never
 
 from pydantic import BaseModel, ConfigDict
@@ -125,10 +126,14 @@ SessionCommand: TypeAlias = UpsertSession | RecordSignal | ResetSession | Delete
 # ----------------------------------------------------------------------------------------- state
 
 
-class SessionState(BaseModel):
-    """What the stream knows about one identity; `head` is the state version."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionState:
+    """What the stream knows about one identity; `head` is the state version.
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    A plain frozen dataclass, not a pydantic model: every recorded signal evolves one, and a replay
+    evolves one per stored signal (`dataclasses.replace` costs a fraction of `model_copy`). Pydantic
+    still validates it where it is stored, inside a prune checkpoint (ADR-0011).
+    """
 
     session_key: str
     agent_id: str
@@ -156,23 +161,27 @@ def evolve(state: SessionState, event: SessionEvent) -> SessionState:
     """Apply one event; never validates, never raises."""
     match event:
         case SessionUpserted():
-            return state.model_copy(
-                update={
-                    "known": True,
-                    "registered": True,
-                    "session_id": event.session_id,
-                    "kind": event.kind,
-                    "spawned_by": event.spawned_by,
-                    "parent_session_key": event.parent_session_key,
-                }
+            return replace(
+                state,
+                known=True,
+                registered=True,
+                session_id=event.session_id,
+                kind=event.kind,
+                spawned_by=event.spawned_by,
+                parent_session_key=event.parent_session_key,
             )
-        case SignalRecorded():
-            return state.model_copy(
-                update={
-                    "known": True,
-                    "head": max(state.head, event.sequence),
-                    "session_id": event.session_id or state.session_id,
-                }
+        case SignalRecorded():  # the hot path of every record and replay: spelled out, no `replace`
+            return SessionState(
+                session_key=state.session_key,
+                agent_id=state.agent_id,
+                known=True,
+                session_id=event.session_id or state.session_id,
+                kind=state.kind,
+                spawned_by=state.spawned_by,
+                parent_session_key=state.parent_session_key,
+                registered=state.registered,
+                head=max(state.head, event.sequence),
+                pruned_through=state.pruned_through,
             )
         case SessionReset():
             return state

@@ -12,7 +12,7 @@ the cursors as they were, so replaying the event store re-derives them exactly (
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Literal, NamedTuple, TypeAlias, assert_never
 
 from pydantic import BaseModel, ConfigDict
@@ -300,14 +300,14 @@ def can_watch(watcher: str) -> bool:
 
 
 def notified_watchers(
-    signal: SignalRecorded, producer_watchers: Iterable[str], holders: Iterable[str]
+    signal: SignalRecorded, producer_watchers: Collection[str], holders: Collection[str]
 ) -> list[str]:
     """Who a notifying signal reaches (SPEC §4, §6.1).
 
     Producer watchers and registered holders, deduplicated, non-agent-qualified keys dropped, and
     never the signal's own actor (self-suppression) nor the target itself (no self-watch, SPEC §5.2).
     """
-    if signal.kind not in NOTIFYING_KINDS:
+    if signal.kind not in NOTIFYING_KINDS or not (producer_watchers or holders):
         return []
     seen: dict[str, None] = {}
     for watcher in (*producer_watchers, *holders):
@@ -346,11 +346,17 @@ def _drop(key: CursorKey, at_ms: int) -> DropCursor:
     )
 
 
+_SPAWNED = SignalKind.CHILD_SPAWNED
+
+
 def _react_to_signal(
     signal: SignalRecorded, cursors_on_target: Mapping[str, CursorState], at_ms: int
 ) -> list[ImpliedCommand]:
+    kind = signal.kind
+    if kind is not _SPAWNED and not cursors_on_target and not signal.watchers:
+        return []  # nobody to notify or seed: the common case of an unwatched session
     key, agent, sequence = signal.session_key, signal.agent_id, signal.sequence
-    if signal.kind is SignalKind.CHILD_SPAWNED:
+    if kind is _SPAWNED:
         requester = signal.actor_id
         if signal.actor_type != "agent" or requester is None or not can_watch(requester):
             return []

@@ -1,8 +1,8 @@
 """The audit (SPEC §14) as pure functions: replay the history, compare, check the invariants.
 
-`audit(stored, events)` folds the stored events from the start (or from the newest checkpoint a
-prune left, ADR-0008) into fresh read models, diffs them with the stored ones, and checks the
-invariants on both: heads never lowered in the history and never below a retained signal, prune
+`replay(events)` folds the stored events from the start (or from the newest checkpoint a prune
+left, ADR-0008) into fresh read models; `compare(stored, rebuilt)` diffs them with the stored ones
+and checks the invariants: heads never lowered in the history and never below a retained signal, prune
 watermarks not above heads, `L <= N <= M` on every cursor, no pending notice for a self-caused or a
 log-only signal, and no message text (summaries one short line, payload keys on the whitelist).
 At most one pending notice per pair holds by construction: cursors are keyed by the pair.
@@ -10,6 +10,7 @@ At most one pending notice per pair holds by construction: cursors are keyed by 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -22,13 +23,16 @@ from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.retention import SignalsPruned
 from sessionwatch.domain.session import (
-    SessionDeleted,
-    SessionReset,
     SessionState,
-    SessionUpserted,
     SignalRecorded,
 )
-from sessionwatch.domain.signals import MAX_PAYLOAD_BYTES, NOTIFYING_KINDS, PAYLOAD_KEYS, check_summary
+from sessionwatch.domain.signals import (
+    MAX_PAYLOAD_BYTES,
+    MAX_SUMMARY_LENGTH,
+    NOTIFYING_KINDS,
+    PAYLOAD_KEYS,
+    check_summary,
+)
 from sessionwatch.domain.watch_cursor import CursorState
 from sessionwatch.projections.read_model import Projection, ReadModel
 
@@ -68,70 +72,66 @@ class Violation(BaseModel):
 
 
 @dataclass
-class AuditResult:
-    """What `audit` found, and how many stored events it replayed."""
+class Replay:
+    """A replayed history: the rebuilt read models, the heads it saw go down, the events it read."""
 
+    rebuilt: ReadModel = field(default_factory=ReadModel)
     violations: list[Violation] = field(default_factory=list)
     events_replayed: int = 0
-    rebuilt: ReadModel = field(default_factory=ReadModel)
 
 
-def audit(
-    stored: ReadModel, events: Iterable[DomainEvent], *, progress: Callable[[int], None] | None = None
-) -> AuditResult:
-    """Replay `events` into fresh read models, diff them with `stored`, check the invariants on both.
+def replay(events: Iterable[DomainEvent], *, progress: Callable[[int], None] | None = None) -> Replay:
+    """Fold the history into fresh read models, reporting every head that goes down (SPEC §2).
 
-    `progress(n)` is called every 1,000 events replayed.
+    Only a prune checkpoint can lower a head in a replay (a signal raises it to at most its own
+    sequence, a deletion forgets the identity), so each checkpoint is checked against the heads
+    the replay had reached. `progress(n)` is called every 1,000 events replayed, and at the end.
     """
-    result = AuditResult()
-    rebuilt = _replay(events, result, progress)
-    result.rebuilt = rebuilt
-    found = result.violations
-    found.extend(_diff(stored, rebuilt))
-    found.extend(check_invariants(stored))
-    known = {(v.kind, v.detail) for v in found}
-    found.extend(v for v in check_invariants(rebuilt) if (v.kind, v.detail) not in known)
-    return result
-
-
-def _replay(
-    events: Iterable[DomainEvent], result: AuditResult, progress: Callable[[int], None] | None
-) -> ReadModel:
-    """Fold the history, reporting every head that goes down (SPEC §2: heads are monotonic)."""
+    result = Replay()
     projection = Projection()
-    heads: dict[SessionIdentity, int] = {}
     count = 0
     for event in events:
+        if isinstance(event, SignalsPruned):
+            _check_checkpoint(projection.sessions, event, result)
         projection.apply(event)
         count += 1
         if progress is not None and count % 1000 == 0:
             progress(count)
-        if isinstance(event, SignalsPruned):
-            for state in event.sessions:
-                _note_head(heads, state, result)
-        elif isinstance(event, SessionDeleted):
-            heads.pop(SessionIdentity(event.session_key, event.agent_id), None)
-        elif isinstance(event, SessionUpserted | SignalRecorded | SessionReset):
-            current = projection.sessions.get(SessionIdentity(event.session_key, event.agent_id))
-            if current is not None:
-                _note_head(heads, current, result)
     result.events_replayed = count
+    result.rebuilt = projection.build()
     if progress is not None:
         progress(count)
-    return projection.build()
+    return result
 
 
-def _note_head(heads: dict[SessionIdentity, int], state: SessionState, result: AuditResult) -> None:
-    before = heads.get(state.identity, 0)
-    if state.head < before:
-        result.violations.append(
-            Violation(
-                kind="head_lowered",
-                detail=f"{_name(state.identity)}: head {before} -> {state.head}",
-                session_keys=(state.session_key,),
+def _check_checkpoint(
+    before: Mapping[SessionIdentity, SessionState], checkpoint: SignalsPruned, result: Replay
+) -> None:
+    for state in checkpoint.sessions:
+        reached = before.get(state.identity)
+        if reached is not None and state.head < reached.head:
+            result.violations.append(
+                Violation(
+                    kind="head_lowered",
+                    detail=f"{_name(state.identity)}: head {reached.head} -> {state.head}",
+                    session_keys=(state.session_key,),
+                )
             )
-        )
-    heads[state.identity] = max(before, state.head)
+
+
+def compare(stored: ReadModel, rebuilt: ReadModel) -> list[Violation]:
+    """Diff the stored read models with the rebuilt ones, then check the invariants on the stored ones.
+
+    Where they differ, the invariants are checked on the rebuilt ones too: the history itself may
+    break one that the stored models hide.
+    """
+    found = list(_diff(stored, rebuilt))
+    mismatched = bool(found)
+    found.extend(check_invariants(stored))
+    if mismatched:
+        known = {(v.kind, v.detail) for v in found}
+        found.extend(v for v in check_invariants(rebuilt) if (v.kind, v.detail) not in known)
+    return found
 
 
 def _name(identity: SessionIdentity) -> str:
@@ -142,37 +142,52 @@ def _name(identity: SessionIdentity) -> str:
 
 
 def _diff(stored: ReadModel, rebuilt: ReadModel) -> Iterator[Violation]:
-    yield from _diff_mapping("session", stored.sessions, rebuilt.sessions, _name, lambda i: (i.session_key,))
-    have_signals = {(s.identity, s.sequence): s for log in stored.signals.values() for s in log}
-    want_signals = {(s.identity, s.sequence): s for log in rebuilt.signals.values() for s in log}
-    yield from _diff_mapping(
-        "signal",
-        have_signals,
-        want_signals,
-        lambda k: f"{_name(k[0])} sequence {k[1]}",
-        lambda k: (k[0].session_key,),
-    )
-    for key in sorted(set(stored.dedupe) | set(rebuilt.dedupe)):
-        have_ref, want_ref = stored.dedupe.get(key), rebuilt.dedupe.get(key)
-        if have_ref != want_ref:
-            keys = tuple(sorted({ref[0].session_key for ref in (have_ref, want_ref) if ref is not None}))
-            yield Violation(
-                kind="dedupe_mismatch", detail=f"{key!r}: {have_ref} vs {want_ref}", session_keys=keys
-            )
-    have_cursors = {c.key: c for c in stored.all_cursors()}
-    want_cursors = {c.key: c for c in rebuilt.all_cursors()}
-    yield from _diff_mapping(
-        "cursor",
-        have_cursors,
-        want_cursors,
-        lambda k: f"{k.watcher} on {_name(k.target)}",
-        lambda k: (k.watcher, k.target_key),
-    )
-    yield from _diff_mapping("link", stored.links, rebuilt.links, _name, lambda i: (i.session_key,))
+    """Every difference between the stored and the replayed read models (equal parts are skipped whole)."""
+    if stored.sessions != rebuilt.sessions:
+        yield from _diff_mapping(
+            "session", stored.sessions, rebuilt.sessions, _name, lambda i: (i.session_key,)
+        )
+    for identity in stored.signals.keys() | rebuilt.signals.keys():
+        have_log, want_log = stored.signals.get(identity, ()), rebuilt.signals.get(identity, ())
+        if have_log == want_log:
+            continue
+        yield from _diff_mapping(
+            "signal",
+            {s.sequence: s for s in have_log},
+            {s.sequence: s for s in want_log},
+            lambda sequence, i=identity: f"{_name(i)} sequence {sequence}",  # type: ignore[misc]
+            lambda _sequence, i=identity: (i.session_key,),  # type: ignore[misc]
+        )
+    if stored.dedupe != rebuilt.dedupe:
+        for key in sorted(stored.dedupe.keys() | rebuilt.dedupe.keys()):
+            have_ref, want_ref = stored.dedupe.get(key), rebuilt.dedupe.get(key)
+            if have_ref != want_ref:
+                keys = tuple(sorted({ref[0].session_key for ref in (have_ref, want_ref) if ref is not None}))
+                detail = f"{key!r}: {have_ref} (replay {want_ref})"
+                yield Violation(kind="dedupe_mismatch", detail=detail, session_keys=keys)
+    if stored.cursors != rebuilt.cursors:
+        yield from _diff_mapping(
+            "cursor",
+            {c.key: c for c in stored.all_cursors()},
+            {c.key: c for c in rebuilt.all_cursors()},
+            lambda k: f"{k.watcher} on {_name(k.target)}",
+            lambda k: (k.watcher, k.target_key),
+        )
+    if stored.links != rebuilt.links:
+        yield from _diff_mapping("link", stored.links, rebuilt.links, _name, lambda i: (i.session_key,))
 
 
 K = TypeVar("K")
-V = TypeVar("V", bound=BaseModel)
+V = TypeVar("V")
+
+
+def _fields(value: object) -> dict[str, object]:
+    """A read-model value's fields by name (pydantic models and dataclasses alike)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    return {"value": value}
 
 
 def _diff_mapping(
@@ -182,16 +197,15 @@ def _diff_mapping(
     name: Callable[[K], str],
     keys: Callable[[K], tuple[str, ...]],
 ) -> Iterator[Violation]:
-    for key in sorted(have.keys() | want.keys(), key=repr):
+    differing = [key for key in have.keys() | want.keys() if have.get(key) != want.get(key)]
+    for key in sorted(differing, key=repr):
         stored_value, replayed = have.get(key), want.get(key)
-        if stored_value == replayed:
-            continue
         if stored_value is None:
             yield Violation(kind=f"{noun}_missing", detail=name(key), session_keys=keys(key))
         elif replayed is None:
             yield Violation(kind=f"{noun}_unexpected", detail=name(key), session_keys=keys(key))
         else:
-            stored_fields, replayed_fields = stored_value.model_dump(), replayed.model_dump()
+            stored_fields, replayed_fields = _fields(stored_value), _fields(replayed)
             changed = ", ".join(
                 f"{f} {stored_fields[f]!r} (replay {replayed_fields[f]!r})"
                 for f in stored_fields
@@ -225,25 +239,36 @@ def check_invariants(model: ReadModel) -> list[Violation]:
                     session_keys=(identity.session_key,),
                 )
             )
+    by_sequence: dict[int, SignalRecorded] = {}
     for log in model.signals.values():
-        found.extend(_message_text(signal) for signal in log if _carries_text(signal))
-    by_sequence = {s.sequence: s for log in model.signals.values() for s in log}
+        for signal in log:
+            by_sequence[signal.sequence] = signal
+            summary = signal.summary
+            plain = signal.payload is None and len(summary) <= MAX_SUMMARY_LENGTH and summary.isprintable()
+            if not (plain and summary and not summary.isspace()) and _carries_text(signal):
+                found.append(_message_text(signal))
     for cursor in model.all_cursors():
         found.extend(_cursor_violations(cursor, by_sequence))
     return found
 
 
 def _carries_text(signal: SignalRecorded) -> bool:
-    try:
-        check_summary(signal.summary)
-    except InvalidSignal:
-        return True
-    if signal.payload is None:
+    summary = signal.summary
+    if len(summary) > MAX_SUMMARY_LENGTH or not summary.isprintable() or not summary.strip():
+        try:  # the full rule decides (isprintable also refuses what check_summary allows)
+            check_summary(summary)
+        except InvalidSignal:
+            return True
+    payload = signal.payload
+    if payload is None:
         return False
-    values = signal.payload.as_dict()
-    allowed = PAYLOAD_KEYS.get(signal.kind, frozenset())
-    encoded = json.dumps(values, separators=(",", ":"), ensure_ascii=False).encode()
-    return not set(values) <= allowed or len(encoded) > MAX_PAYLOAD_BYTES
+    values = payload.as_dict()
+    if not set(values) <= PAYLOAD_KEYS.get(signal.kind, frozenset()):
+        return True
+    texts = (payload.channel or "", payload.status or "")
+    if sum(len(t) for t in texts) * 4 < MAX_PAYLOAD_BYTES - 64:  # cannot reach the limit: UTF-8 <= 4 bytes
+        return False
+    return len(json.dumps(values, separators=(",", ":"), ensure_ascii=False).encode()) > MAX_PAYLOAD_BYTES
 
 
 def _message_text(signal: SignalRecorded) -> Violation:

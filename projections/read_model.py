@@ -112,9 +112,11 @@ def implied_facts(model: ReadModel, event: SessionEvent) -> list[CursorFact]:
     return implied_facts_in(model.cursors, event)
 
 
-def implied_facts_in(cursors: CursorsByTarget, event: SessionEvent) -> list[CursorFact]:
-    """`implied_facts` over the cursors alone."""
-    identity = SessionIdentity(event.session_key, event.agent_id)
+def implied_facts_in(
+    cursors: CursorsByTarget, event: SessionEvent, identity: SessionIdentity | None = None
+) -> list[CursorFact]:
+    """`implied_facts` over the cursors alone (`identity`: the event's, when the caller has it)."""
+    identity = identity or SessionIdentity(event.session_key, event.agent_id)
     at_ms = event.recorded_at_ms if isinstance(event, SignalRecorded) else 0
     held = held_by(cursors, identity) if isinstance(event, SessionReset | SessionDeleted) else ()
     commands = watch_cursor.react(event, cursors.get(identity, {}), held_by_session=held, at_ms=at_ms)
@@ -246,6 +248,13 @@ class Projection:
     def apply(self, event: DomainEvent) -> list[CursorFact]:
         """Apply one stored event to every view; returns the cursor facts it implied. Never raises."""
         match event:
+            case SessionUpserted() | SignalRecorded() | SessionReset() | SessionDeleted():  # most events
+                identity = SessionIdentity(event.session_key, event.agent_id)
+                implied = implied_facts_in(self._cursors, event, identity)
+                if implied:
+                    self._cursors = apply_cursor_facts(self._cursors, implied)
+                self._apply_session_event(event, identity)
+                return implied
             case WatchRegistered() | NoticeAcknowledged() | WatchRemoved():
                 self._cursors = apply_cursor_facts(self._cursors, [event])
                 return [event]
@@ -255,12 +264,6 @@ class Projection:
                 )
                 self._cursors = apply_cursor_facts(self._cursors, refrozen)
                 return refrozen
-            case SessionUpserted() | SignalRecorded() | SessionReset() | SessionDeleted():
-                implied = implied_facts_in(self._cursors, event)
-                if implied:
-                    self._cursors = apply_cursor_facts(self._cursors, implied)
-                self._apply_session_event(event)
-                return implied
             case SignalsPruned():
                 self._restart_from(event)
                 return []
@@ -275,8 +278,7 @@ class Projection:
             case _:
                 assert_never(event)
 
-    def _apply_session_event(self, event: SessionEvent) -> None:
-        identity = SessionIdentity(event.session_key, event.agent_id)
+    def _apply_session_event(self, event: SessionEvent, identity: SessionIdentity) -> None:
         state = session.evolve(self._sessions.get(identity) or session.initial(identity), event)
         # Only known identities are listed: resetting a watcher known by its cursors alone keeps it unknown.
         if state.known:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
+from dataclasses import replace
 
 from sessionwatch.domain.errors import InvalidQuery
 from sessionwatch.domain.session import SessionState, SignalRecorded
@@ -94,7 +95,7 @@ def status_as_of(
         )
     known = history[: bisect.bisect_right(history, as_of, key=lambda s: s.sequence)]
     head = max(known[-1].sequence if known else 0, watermark)
-    then = state.model_copy(update={"head": head, "pruned_through": watermark})
+    then = replace(state, head=head, pruned_through=watermark)
     if changes_since is None:
         return build_status(then, None)
     page, truncated = page_after(known, changes_since, limit)

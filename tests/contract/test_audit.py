@@ -7,6 +7,7 @@ violation, its kind and the session involved, and that the command exits 1.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -106,7 +107,7 @@ def test_a_lowered_head_is_named(watch: SessionWatch, story: Story) -> None:
         (story.human, CHILD, "main"),
         lambda m: replace(
             m,
-            sessions={**m.sessions, CHILD_ID: m.sessions[CHILD_ID].model_copy(update={"head": story.human})},
+            sessions={**m.sessions, CHILD_ID: dataclasses.replace(m.sessions[CHILD_ID], head=story.human)},
         ),
     )
     report = watch.audit()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 
 from sessionwatch.domain.keys import SessionIdentity
@@ -261,3 +262,37 @@ def test_a_human_message_on_a_child_of_a_bare_parent_is_gated() -> None:
 def test_a_human_message_on_a_session_with_registered_watchers_is_not_gated() -> None:
     state = given(upserted())
     assert not human_message_is_gated(state, has_registered_watchers=True)
+
+
+def test_a_signal_changes_only_known_head_and_session_id_whatever_fields_the_state_grows() -> None:
+    # `evolve` spells the state out on its hot path; a field added later must not be reset by it.
+    state = SessionState(
+        session_key="agent:main:x",
+        agent_id="main",
+        known=True,
+        session_id="sid-1",
+        kind="group",
+        spawned_by="agent:main:main",
+        parent_session_key="agent:main:parent",
+        registered=True,
+        head=4,
+        pruned_through=2,
+    )
+    assert {f.name for f in dataclasses.fields(SessionState)} == set(dataclasses.asdict(state))
+    unset = [f.name for f in dataclasses.fields(SessionState) if getattr(state, f.name) == f.default]
+    assert unset == [], "give every field a non-default value above"
+    signal = SignalRecorded(
+        sequence=9,
+        session_key="agent:main:x",
+        agent_id="main",
+        kind=SignalKind.GOAL_CHANGED,
+        actor_type="system",
+        occurred_at_ms=1,
+        recorded_at_ms=1,
+        summary="goal updated",
+    )
+    after = evolve(state, signal)
+    names = [f.name for f in dataclasses.fields(SessionState)]
+    changed = {name for name in names if getattr(after, name) != getattr(state, name)}
+    assert changed == {"head"}
+    assert after.head == 9
