@@ -10,9 +10,10 @@ At most one pending notice per pair holds by construction: cursors are keyed by 
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -239,16 +240,14 @@ def check_invariants(model: ReadModel) -> list[Violation]:
                     session_keys=(identity.session_key,),
                 )
             )
-    by_sequence: dict[int, SignalRecorded] = {}
     for log in model.signals.values():
         for signal in log:
-            by_sequence[signal.sequence] = signal
             summary = signal.summary
             plain = signal.payload is None and len(summary) <= MAX_SUMMARY_LENGTH and summary.isprintable()
             if not (plain and summary and not summary.isspace()) and _carries_text(signal):
                 found.append(_message_text(signal))
     for cursor in model.all_cursors():
-        found.extend(_cursor_violations(cursor, by_sequence))
+        found.extend(_cursor_violations(cursor, model.signals.get(cursor.key.target, ())))
     return found
 
 
@@ -279,7 +278,7 @@ def _message_text(signal: SignalRecorded) -> Violation:
     )
 
 
-def _cursor_violations(cursor: CursorState, by_sequence: Mapping[int, SignalRecorded]) -> Iterator[Violation]:
+def _cursor_violations(cursor: CursorState, target_log: Sequence[SignalRecorded]) -> Iterator[Violation]:
     where = f"{cursor.watcher} on {_name(cursor.key.target)}"
     keys = (cursor.watcher, cursor.target_key)
     if not cursor.last_seen <= cursor.notified <= cursor.material:
@@ -290,9 +289,10 @@ def _cursor_violations(cursor: CursorState, by_sequence: Mapping[int, SignalReco
         )
     if cursor.notified <= cursor.last_seen:
         return
-    signal = by_sequence.get(cursor.notified)  # a pruned signal cannot be checked
-    if signal is None or signal.identity != cursor.key.target:
-        return
+    at = bisect.bisect_left(target_log, cursor.notified, key=lambda s: s.sequence)
+    if at == len(target_log) or target_log[at].sequence != cursor.notified:
+        return  # a pruned signal cannot be checked
+    signal = target_log[at]
     if signal.kind not in NOTIFYING_KINDS:
         yield Violation(
             kind="notice_log_only",
