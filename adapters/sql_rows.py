@@ -83,8 +83,12 @@ def signal_params(event: SignalRecorded, notification_id: int) -> tuple[object, 
     """The `sw_signals` row of a recorded signal stored at `notification_id`."""
     payload = orjson.dumps(event.payload.as_dict()).decode() if event.payload is not None else None
     watchers = orjson.dumps(list(event.watchers)).decode() if event.watchers else None
+    return (event.sequence, *_plain_columns(event), payload, event.dedupe_key, watchers, notification_id)
+
+
+def _plain_columns(event: SignalRecorded) -> tuple[object, ...]:
+    """The `sw_signals` columns from `session_key` to `summary`: values stored as they are."""
     return (
-        event.sequence,
         event.session_key,
         event.agent_id,
         event.session_id,
@@ -95,10 +99,6 @@ def signal_params(event: SignalRecorded, notification_id: int) -> tuple[object, 
         event.occurred_at_ms,
         event.recorded_at_ms,
         event.summary,
-        payload,
-        event.dedupe_key,
-        watchers,
-        notification_id,
     )
 
 
@@ -239,19 +239,7 @@ def read_model(c: Any, sql: ModuleType, *, like: ReadModel | None = None) -> Rea
 def _same_signal(event: SignalRecorded, row: Row) -> bool:
     """Whether a `sw_signals` row (without its notification id) is exactly the row of `event`."""
     if row[11] is None and row[13] is None and event.payload is None and not event.watchers:
-        plain = (
-            event.session_key,
-            event.agent_id,
-            event.session_id,
-            event.kind.value,
-            event.actor_type,
-            event.actor_id,
-            event.run_id,
-            event.occurred_at_ms,
-            event.recorded_at_ms,
-            event.summary,
-        )
-        return tuple(row[1:11]) == plain and row[12] == event.dedupe_key
+        return tuple(row[1:11]) == _plain_columns(event) and row[12] == event.dedupe_key
     return tuple(row[1:]) == signal_params(event, 0)[1:-1]  # payload and watchers as stored text
 
 
