@@ -1034,7 +1034,8 @@ class SessionWatch:
         `L <= N <= M`, no pending notice for a self-caused or log-only signal, no message text.
         `progress(n)` is called every 1,000 events replayed. The store is read, never written; on a
         store other processes write, run it when they are idle (the replay and the read of the
-        stored read models are two snapshots).
+        stored read models are two snapshots). Python's cyclic garbage collector is paused while it
+        runs (the replay allocates one large acyclic structure), for every thread of the process.
         """
         started = time.perf_counter()
         with _collector_paused():  # a replay builds one large acyclic structure: nothing to collect
