@@ -22,6 +22,7 @@ from sessionwatch.adapters.mapper import (
     CHECKPOINT_TOPICS,
     STORE_STREAM_ID,
     cursor_stream_id,
+    decode,
     link_stream_id,
     replay,
     session_stream_id,
@@ -270,6 +271,20 @@ class _MemoryWrite:
         return replace(counts, events_deleted=len(stored) - kept_signals)
 
 
+class _MemorySnapshot:
+    """A `StoreSnapshot` of the memory store."""
+
+    def __init__(self, events: list[StoredEvent], model: ReadModel) -> None:
+        self._events = events
+        self._model = model
+
+    def replay(self) -> Iterator[DomainEvent]:
+        return (decode(s.topic, s.state) for s in self._events)
+
+    def read_model(self, *, like: ReadModel | None = None) -> ReadModel:  # noqa: ARG002 - no rows to read
+        return self._model
+
+
 class MemorySignalStore:
     """The in-memory store: the reference implementation the other stores are checked against."""
 
@@ -387,6 +402,14 @@ class MemorySignalStore:
     def replay(self) -> Iterator[DomainEvent]:
         """Every stored event in commit order."""
         return replay(self.recorder)
+
+    @contextmanager
+    def snapshot(self) -> Iterator[_MemorySnapshot]:
+        """The events and the read model one committed write left, taken together under the lock."""
+        with self._lock:
+            events = [stored for _, stored in self.recorder.all_events()]
+            model = self.model
+        yield _MemorySnapshot(events, model)
 
     @contextmanager
     def stored_history(self) -> Iterator[StoredHistory]:

@@ -447,10 +447,16 @@ class PostgresSignalStore:
 
     def replay(self) -> Iterator[DomainEvent]:
         """Every stored event in commit order, paged, from one snapshot."""
+        with self.snapshot() as snapshot:
+            yield from snapshot.replay()
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sql_rows.SqlSnapshot]:
+        """One REPEATABLE READ, READ ONLY transaction for events and read models alike."""
         try:
             with self._connections.connection() as conn, conn.cursor() as c, conn.transaction():
                 c.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                yield from sql_rows.replay(c, sql, _REPLAY_PAGE)
+                yield sql_rows.SqlSnapshot(c, sql, _REPLAY_PAGE)
         except psycopg.Error as exc:
             raise _wrap(exc) from exc
 

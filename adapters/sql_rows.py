@@ -295,3 +295,20 @@ def replay(c: Any, sql: ModuleType, page_size: int = 1000) -> Iterator[DomainEve
         for _, topic, state in page:
             yield decode(topic, state)
         after = page[-1][0]
+
+
+class SqlSnapshot:
+    """A `StoreSnapshot` over one read transaction of either SQL store (its cursor `c`)."""
+
+    def __init__(self, c: Any, sql: ModuleType, page_size: int = 1000) -> None:  # noqa: ANN401
+        self._c = c
+        self._sql = sql
+        self._page_size = page_size
+
+    def replay(self) -> Iterator[DomainEvent]:
+        """Every stored event, decoded, in commit order."""
+        return replay(self._c, self._sql, self._page_size)
+
+    def read_model(self, *, like: ReadModel | None = None) -> ReadModel:
+        """The stored read models as of the same transaction."""
+        return read_model(self._c, self._sql, like=like)

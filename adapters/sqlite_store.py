@@ -338,8 +338,14 @@ class SqliteSignalStore:
 
     def replay(self) -> Iterator[DomainEvent]:
         """Every stored event in commit order, from one read snapshot."""
+        with self.snapshot() as snapshot:
+            yield from snapshot.replay()
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sql_rows.SqlSnapshot]:
+        """One read transaction (a WAL snapshot) for events and read models alike."""
         with self._read() as c:
-            yield from sql_rows.replay(c, sql)
+            yield sql_rows.SqlSnapshot(c, sql)
 
     @contextmanager
     def stored_history(self) -> Iterator[StoredHistory]:

@@ -35,6 +35,18 @@ StoredRow: TypeAlias = tuple[int, UUID, int, str, bytes]
 """One stored event as the event store holds it: notification id, stream id, version, topic, body."""
 
 
+class StoreSnapshot(Protocol):
+    """One consistent read of a store: its events and its read models as of the same instant."""
+
+    def replay(self) -> Iterator[DomainEvent]:
+        """Every stored event in commit order (consume it before `read_model`)."""
+        ...
+
+    def read_model(self, *, like: ReadModel | None = None) -> ReadModel:
+        """The stored read models (sharing `like`'s equal values, as `SignalStore.read_model`)."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class StoredHistory:
     """One consistent read of the whole event store, for an export.
@@ -222,6 +234,10 @@ class SignalStore(Protocol):
 
     def replay(self) -> Iterator[DomainEvent]:
         """Every stored event in commit order."""
+        ...
+
+    def snapshot(self) -> AbstractContextManager[StoreSnapshot]:
+        """One read of events and read models as of the same instant (what `audit` compares)."""
         ...
 
     def close(self) -> None:

@@ -1032,15 +1032,15 @@ class SessionWatch:
 
         SPEC §14: heads monotonic and at least every retained sequence, watermarks not above heads,
         `L <= N <= M`, no pending notice for a self-caused or log-only signal, no message text.
-        `progress(n)` is called every 1,000 events replayed. The store is read, never written; on a
-        store other processes write, run it when they are idle (the replay and the read of the
-        stored read models are two snapshots). Python's cyclic garbage collector is paused while it
-        runs (the replay allocates one large acyclic structure), for every thread of the process.
+        `progress(n)` is called every 1,000 events replayed. The store is read, never written, from
+        one snapshot: writes that commit meanwhile are neither replayed nor compared. Python's
+        cyclic garbage collector is paused while it runs (the replay allocates one large acyclic
+        structure), for every thread of the process.
         """
         started = time.perf_counter()
-        with _collector_paused():  # a replay builds one large acyclic structure: nothing to collect
-            history = replay_history(self._store.replay(), progress=progress)
-            stored = self._store.read_model(like=history.rebuilt)
+        with self._store.snapshot() as snapshot, _collector_paused():  # a large acyclic structure
+            history = replay_history(snapshot.replay(), progress=progress)
+            stored = snapshot.read_model(like=history.rebuilt)
             violations = [*history.violations, *compare_read_models(stored, history.rebuilt)]
             replayed = history.events_replayed
             del history, stored  # freed before the collector resumes, so it has nothing left to scan

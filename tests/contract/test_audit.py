@@ -18,7 +18,7 @@ from helpers import FakeClock
 from stores import FILE_STORES, admin
 
 import sessionwatch
-from sessionwatch import Actor, SessionWatch
+from sessionwatch import Actor, SessionWatch, SignalInput
 from sessionwatch.adapters.cli import main
 from sessionwatch.adapters.memory_store import MemorySignalStore
 from sessionwatch.adapters.postgres_store import PostgresSignalStore
@@ -197,3 +197,25 @@ def test_the_command_lists_every_violation_by_kind_and_exits_one(
     assert {"cursor_order", "cursor_mismatch"} <= {v["kind"] for v in printed["violations"]}
     assert printed["eventsReplayed"] >= 4
     assert set(printed) == {"ok", "violations", "eventsReplayed", "seconds"}
+
+
+def test_writes_during_an_audit_are_neither_replayed_nor_compared(watch: SessionWatch, story: Story) -> None:
+    inputs = [
+        SignalInput(session_key=CHILD, kind="goal_changed", actor=Actor.system(), summary=f"goal {n}")
+        for n in range(1_100)
+    ]
+    watch.record_many(inputs)
+    before = watch.store.stored_event_count()
+    written: list[int] = []
+
+    def write_meanwhile(done: int) -> None:
+        if done == 1000 and not written:  # mid-replay: another writer commits
+            late = watch.record(CHILD, kind="goal_changed", actor=Actor.system(), summary="late goal")
+            written.append(late.sequence)
+
+    report = watch.audit(progress=write_meanwhile)
+    assert written, "the write happened during the audit"
+    assert report.ok, report.violations
+    assert report.events_replayed == before
+    assert watch.audit().events_replayed == before + 1
+    assert story.own_goal < written[0]
