@@ -302,7 +302,7 @@ class Projection:
                 if identity in self._links:  # the link goes with the session (SPEC §9)
                     del self._w_links()[identity]
             case SessionUpserted() | SessionReset():
-                pass
+                return  # the session state above is all they change
             case _:
                 assert_never(event)
 

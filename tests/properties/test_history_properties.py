@@ -9,6 +9,7 @@ export. The same history played on two stores must also export the same bytes.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import tempfile
 from collections.abc import Iterator
@@ -86,12 +87,12 @@ class Acknowledge:
 
 @dataclass(frozen=True)
 class Sweep:
-    pass
+    """Run the restart sweep."""
 
 
 @dataclass(frozen=True)
 class Prune:
-    pass
+    """Prune now (forced)."""
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,7 @@ def signal_args(item: SignalInput) -> dict[str, Any]:
 
 def play(watch: SessionWatch, clock: FakeClock, step: Step) -> None:
     """One step; refusals (an invalid batch, an unknown session) are part of the history too."""
-    try:
+    with contextlib.suppress(InvalidSignal, UnknownSession):
         match step:
             case Record(item=item):
                 watch.record(item.session_key, **signal_args(item))
@@ -166,8 +167,6 @@ def play(watch: SessionWatch, clock: FakeClock, step: Step) -> None:
                 clock.advance(minutes=minutes)
             case _:
                 play_notice_step(watch, step)
-    except (InvalidSignal, UnknownSession):
-        pass
 
 
 def play_notice_step(watch: SessionWatch, step: Step) -> None:

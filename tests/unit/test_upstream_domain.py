@@ -358,15 +358,13 @@ def drive_shell(steps: Sequence[Step]) -> tuple[list[Verdict], list[int]]:
     for tick, (kind, run_started) in enumerate(steps):
         verdict = judge(answer_of(kind, tick), streak=streak, run_started=run_started)
         verdicts.append(verdict)
-        match verdict:
-            case ResetStreak() | AdvanceOnly() | RecordActivity():
-                streak = 0
-            case CountMiss():
-                streak = verdict.streak
-            case Defer():
-                pass
-            case RecordMissing():
-                break
+        if isinstance(verdict, RecordMissing):
+            break
+        if isinstance(verdict, ResetStreak | AdvanceOnly | RecordActivity):
+            streak = 0
+        elif isinstance(verdict, CountMiss):
+            streak = verdict.streak
+        # a Defer leaves the streak as it was
         streaks.append(streak)
     return verdicts, streaks
 
