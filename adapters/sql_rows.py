@@ -5,9 +5,9 @@ Both stores keep the same tables with the same column order, so one mapping serv
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 from uuid import UUID
 
 import orjson
@@ -23,6 +23,7 @@ from sessionwatch.domain.watch_cursor import CursorState
 from sessionwatch.projections.models import StateChange
 from sessionwatch.projections.read_model import ReadModel
 
+T = TypeVar("T")
 Row: TypeAlias = Sequence[Any]
 """A result row as a tuple (neither store uses a dict or Row factory)."""
 
@@ -200,9 +201,7 @@ def read_model(c: Any, sql: ModuleType, *, like: ReadModel | None = None) -> Rea
     sessions: dict[SessionIdentity, SessionState] = {}
     for row in c.fetchall():
         known = like.sessions.get(SessionIdentity(row[0], row[1]))
-        state = (
-            known if known is not None and session_params(known, 0)[:-1] == tuple(row) else session_state(row)
-        )
+        state = _reuse(known, row, lambda s: session_params(s, 0)[:-1], session_state)
         sessions[state.identity] = state
     c.execute(f"SELECT {sql.SIGNAL_COLUMNS} FROM sw_signals ORDER BY sequence")
     by_sequence = {s.sequence: s for log in like.signals.values() for s in log}
@@ -217,15 +216,12 @@ def read_model(c: Any, sql: ModuleType, *, like: ReadModel | None = None) -> Rea
     cursors: dict[SessionIdentity, dict[str, CursorState]] = {}
     for row in c.fetchall():
         known_cursor = like.cursors.get(SessionIdentity(row[1], row[2]), {}).get(row[0])
-        same = known_cursor is not None and cursor_params(known_cursor)[:-1] == tuple(row)
-        state_c = known_cursor if same and known_cursor is not None else cursor_state(row)
-        cursors.setdefault(state_c.key.target, {})[state_c.watcher] = state_c
+        cursor = _reuse(known_cursor, row, lambda k: cursor_params(k)[:-1], cursor_state)
+        cursors.setdefault(cursor.key.target, {})[cursor.watcher] = cursor
     c.execute(sql.SELECT_ALL_LINKS)
     links: dict[SessionIdentity, UpstreamLinkState] = {}
     for row in c.fetchall():
-        known_link = like.links.get(SessionIdentity(row[0], row[1]))
-        same = known_link is not None and link_params(known_link) == tuple(row)
-        link = known_link if same and known_link is not None else link_state(row)
+        link = _reuse(like.links.get(SessionIdentity(row[0], row[1])), row, link_params, link_state)
         links[link.identity] = link
     dedupe = {
         s.dedupe_key: (identity, s.sequence)
@@ -234,6 +230,13 @@ def read_model(c: Any, sql: ModuleType, *, like: ReadModel | None = None) -> Rea
         if s.dedupe_key is not None
     }
     return ReadModel(sessions, {k: tuple(v) for k, v in signals.items()}, dedupe, cursors, links)
+
+
+def _reuse(
+    known: T | None, row: Row, params: Callable[[T], tuple[object, ...]], parse: Callable[[Row], T]
+) -> T:
+    """`known` itself when `row` is exactly its row, else the value `row` holds."""
+    return known if known is not None and params(known) == tuple(row) else parse(row)
 
 
 def _same_signal(event: SignalRecorded, row: Row) -> bool:

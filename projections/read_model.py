@@ -349,11 +349,6 @@ def evolve_read_model(model: ReadModel, event: DomainEvent) -> ReadModel:
     return projection.build()
 
 
-def evolve_pruned(model: ReadModel, event: SignalsPruned) -> ReadModel:
-    """Replay a prune: the read model restarted from its checkpoint, its cut-offs applied to the log."""
-    return evolve_read_model(model, event)
-
-
 def fold(events: Iterable[DomainEvent], model: ReadModel | None = None) -> ReadModel:
     """Replay events from `model` (or empty) in order."""
     projection = Projection(model)
