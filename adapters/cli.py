@@ -123,10 +123,11 @@ def build_parser() -> argparse.ArgumentParser:
     common = [_global_options(suppress=True)]
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    demo = commands.add_parser(
+    _command(
+        commands,
+        common,
         "demo",
-        parents=common,
-        allow_abbrev=False,
+        _demo,
         help="play a multi-agent story against a real SQLite file",
         description="Play a manager / two children / human story against a real SQLite file, restart "
         "it, and reconcile. Without --db the story runs on ./"
@@ -134,12 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
         "nor $SESSIONWATCH_URL). With --db URL it runs on that SQLite store and keeps it; every run "
         "uses fresh child session keys, so re-running on the same file always works.",
     )
-    demo.set_defaults(handler=_demo)
 
-    status = commands.add_parser(
+    status = _command(
+        commands,
+        common,
         "status",
-        parents=common,
-        allow_abbrev=False,
+        _status,
         help="a session's stateVersion and, with --since, the changes after it",
         description="session_status (SPEC §7.1): the head and, with --since N, the typed delta.",
     )
@@ -154,22 +155,22 @@ def build_parser() -> argparse.ArgumentParser:
         "session's prune watermark)",
     )
     status.add_argument("--archive", metavar="PATH", help="the prune archive (JSON Lines), for --as-of")
-    status.set_defaults(handler=_status)
 
-    listing = commands.add_parser(
+    listing = _command(
+        commands,
+        common,
         "list",
-        parents=common,
-        allow_abbrev=False,
+        _list,
         help="known sessions with their stateVersion",
         description="sessions_list (SPEC §7.2).",
     )
     listing.add_argument("--agent", metavar="ID", help="only this agent's sessions")
-    listing.set_defaults(handler=_list)
 
-    record = commands.add_parser(
+    record = _command(
+        commands,
+        common,
         "record",
-        parents=common,
-        allow_abbrev=False,
+        _record,
         help="record one signal (strict: invalid input is refused, nothing is written)",
         description="The strict record of SPEC §13: no gate and no actor filter.",
     )
@@ -196,10 +197,27 @@ def build_parser() -> argparse.ArgumentParser:
         "its cursor at changesSince 0 if it has none; keys that are not agent-qualified are never "
         "notified (SPEC §4, §5.1)",
     )
-    record.set_defaults(handler=_record)
     _watching_commands(commands, common)
     _history_commands(commands, common)
     return parser
+
+
+def _command(
+    commands: argparse._SubParsersAction[_Parser],
+    common: list[_Parser],
+    name: str,
+    handler: Callable[[argparse.Namespace], int],
+    *,
+    help: str,
+    description: str,
+    epilog: str | None = None,
+) -> _Parser:
+    """One sub-command with the global options, no abbreviations, and the handler that runs it."""
+    command = commands.add_parser(
+        name, parents=common, allow_abbrev=False, help=help, description=description, epilog=epilog
+    )
+    command.set_defaults(handler=handler)
+    return command
 
 
 def _target_arguments(command: argparse.ArgumentParser) -> None:
@@ -210,10 +228,11 @@ def _target_arguments(command: argparse.ArgumentParser) -> None:
 
 def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: list[_Parser]) -> None:
     """`watch`, `unwatch`, `notices`, `drain` and `sweep` (SPEC §5, §6)."""
-    watch = commands.add_parser(
+    watch = _command(
+        commands,
+        common,
         "watch",
-        parents=common,
-        allow_abbrev=False,
+        _watch,
         help="watch a session from its current head (exit 1: refused)",
         description="Register WATCHER's cursor on TARGET at the target's current head (SPEC §5.2): "
         "history before it never produces a notice. Watching an already watched target succeeds and "
@@ -224,47 +243,47 @@ def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: li
         epilog=EXIT_CODES,
     )
     _target_arguments(watch)
-    watch.set_defaults(handler=_watch)
 
-    unwatch = commands.add_parser(
+    unwatch = _command(
+        commands,
+        common,
         "unwatch",
-        parents=common,
-        allow_abbrev=False,
+        _unwatch,
         help="stop watching a session",
         description="Remove WATCHER's cursor on TARGET, with its pending notice (SPEC §5.4). Exit 0 "
         "whether or not there was one to remove: the output says which.",
     )
     _target_arguments(unwatch)
-    unwatch.set_defaults(handler=_unwatch)
 
-    notices = commands.add_parser(
+    notices = _command(
+        commands,
+        common,
         "notices",
-        parents=common,
-        allow_abbrev=False,
+        _notices,
         help="WATCHER's pending notices, without acknowledging them",
         description="One notice line (SPEC §6.2) per stale target, nothing when none is pending "
         "(with --json, a list of objects: target, targetAgentId, lastSeen, text). Reading never "
         "acknowledges: use drain for that.",
     )
     notices.add_argument("watcher", metavar="WATCHER", help="the watching session")
-    notices.set_defaults(handler=_notices)
 
-    drain = commands.add_parser(
+    drain = _command(
+        commands,
+        common,
         "drain",
-        parents=common,
-        allow_abbrev=False,
+        _drain,
         help="print WATCHER's pending notices and acknowledge them",
         description="Print the pending notices like `notices`, and acknowledge each (SPEC §6.3): "
         "L := N, never to the head, so a change that arrived after the notice was frozen leaves "
         "exactly one follow-up notice for the next drain.",
     )
     drain.add_argument("watcher", metavar="WATCHER", help="the watching session")
-    drain.set_defaults(handler=_drain)
 
-    sweep = commands.add_parser(
+    _command(
+        commands,
+        common,
         "sweep",
-        parents=common,
-        allow_abbrev=False,
+        _sweep,
         help="the restart sweep: re-publish every open notice",
         description="The restart sweep (SPEC §6.5) that opening a store runs: every open cursor "
         "(M > L) of a known watcher session is re-frozen (N := M) and its notice re-published. "
@@ -272,12 +291,12 @@ def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: li
         "no host heartbeat to deliver them; subagent watchers are never woken). Cursors whose "
         "watcher session is unknown (never registered, or deleted) are skipped.",
     )
-    sweep.set_defaults(handler=_sweep)
 
-    prune = commands.add_parser(
+    prune = _command(
+        commands,
+        common,
         "prune",
-        parents=common,
-        allow_abbrev=False,
+        _prune,
         help="prune history to the retention window and cap now",
         description="Prune (SPEC §8) now, whatever the hourly throttle: signals older than --days, "
         "then all but the newest --max-signals globally; each affected session's prune watermark is "
@@ -287,14 +306,14 @@ def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: li
     prune.add_argument("--days", default="30", help="the age window in days (default 30)")
     prune.add_argument("--max-signals", default="50000", help="the global cap (default 50000)")
     prune.add_argument("--archive", default=None, metavar="PATH", help="JSON Lines file for pruned signals")
-    prune.set_defaults(handler=_prune)
 
 
 def _history_commands(commands: argparse._SubParsersAction[_Parser], common: list[_Parser]) -> None:
-    audit = commands.add_parser(
+    _command(
+        commands,
+        common,
         "audit",
-        parents=common,
-        allow_abbrev=False,
+        _audit,
         help="replay the history and check every read model and invariant",
         description="Replay the whole event store (from the newest prune checkpoint), rebuild every "
         "read model, diff it with the stored one and check the invariants of SPEC §14: heads "
@@ -303,35 +322,35 @@ def _history_commands(commands: argparse._SubParsersAction[_Parser], common: lis
         "every violation, grouped by kind with the session keys involved. Shows progress on a "
         "terminal once it takes longer than a second.",
     )
-    audit.set_defaults(handler=_audit)
 
-    export = commands.add_parser(
+    _command(
+        commands,
+        common,
         "export",
-        parents=common,
-        allow_abbrev=False,
+        _export,
         help="write the whole history as JSON Lines to stdout",
         description="The event history as JSON Lines (a header, then one stored event per line with "
         "its stream, version, stored name and payload), for archives and for moving between stores: "
         "`sessionwatch export --db A > history.jsonl`, then `sessionwatch import history.jsonl --db B`.",
     )
-    export.set_defaults(handler=_export)
 
-    load = commands.add_parser(
+    load = _command(
+        commands,
+        common,
         "import",
-        parents=common,
-        allow_abbrev=False,
+        _import,
         help="load an exported history into a new, empty store",
         description="Load a history written by `export` into the store named by --db, which must be "
         "empty. Every line is checked first; on any problem nothing is written and the error names "
         "the line.",
     )
     load.add_argument("file", metavar="FILE", help="the JSON Lines file `export` wrote")
-    load.set_defaults(handler=_import)
 
-    openclaw = commands.add_parser(
+    openclaw = _command(
+        commands,
+        common,
         "import-openclaw",
-        parents=common,
-        allow_abbrev=False,
+        _import_openclaw,
         help="load a reference-gateway state database into a new, empty store",
         description="Read a reference-gateway state database (session_state_events, "
         "session_state_heads, session_watch_cursors; SPEC Appendix A) into the store named by --db, "
@@ -340,7 +359,6 @@ def _history_commands(commands: argparse._SubParsersAction[_Parser], common: lis
         "reported and skipped.",
     )
     openclaw.add_argument("path", metavar="PATH", help="the reference gateway's SQLite state file")
-    openclaw.set_defaults(handler=_import_openclaw)
 
 
 # ---------------------------------------------------------------------------------- input parsing
