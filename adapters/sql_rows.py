@@ -6,6 +6,7 @@ Both stores keep the same tables with the same column order, so one mapping serv
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from operator import attrgetter
 from types import ModuleType
 from typing import Any, TypeAlias, TypeVar
 from uuid import UUID
@@ -87,20 +88,26 @@ def signal_params(event: SignalRecorded, notification_id: int) -> tuple[object, 
     return (event.sequence, *_plain_columns(event), payload, event.dedupe_key, watchers, notification_id)
 
 
+_plain_values: Callable[[SignalRecorded], tuple[object, ...]] = attrgetter(
+    "session_key",
+    "agent_id",
+    "session_id",
+    "kind",
+    "actor_type",
+    "actor_id",
+    "run_id",
+    "occurred_at_ms",
+    "recorded_at_ms",
+    "summary",
+)
+"""The values of the `sw_signals` columns from `session_key` to `summary`, read in one call; the
+kind is its `StrEnum` member, which equals its stored text."""
+
+
 def _plain_columns(event: SignalRecorded) -> tuple[object, ...]:
-    """The `sw_signals` columns from `session_key` to `summary`: values stored as they are."""
-    return (
-        event.session_key,
-        event.agent_id,
-        event.session_id,
-        event.kind.value,
-        event.actor_type,
-        event.actor_id,
-        event.run_id,
-        event.occurred_at_ms,
-        event.recorded_at_ms,
-        event.summary,
-    )
+    """The `sw_signals` columns from `session_key` to `summary`, as bound (the kind as its text)."""
+    values = _plain_values(event)
+    return (*values[:3], event.kind.value, *values[4:])
 
 
 def state_change(row: Row) -> StateChange:
@@ -242,7 +249,7 @@ def _reuse(
 def _same_signal(event: SignalRecorded, row: Row) -> bool:
     """Whether a `sw_signals` row (without its notification id) is exactly the row of `event`."""
     if row[11] is None and row[13] is None and event.payload is None and not event.watchers:
-        return tuple(row[1:11]) == _plain_columns(event) and row[12] == event.dedupe_key
+        return row[1:11] == _plain_values(event) and row[12] == event.dedupe_key
     return tuple(row[1:]) == signal_params(event, 0)[1:-1]  # payload and watchers as stored text
 
 

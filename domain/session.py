@@ -191,6 +191,15 @@ def evolve(state: SessionState, event: SessionEvent) -> SessionState:
             assert_never(event)
 
 
+def raises_head_only(state: SessionState, event: SignalRecorded) -> bool:
+    """Whether `evolve(state, event)` is `state` with `head = max(head, event.sequence)`, nothing else.
+
+    True for every signal of a known session that names no other session id: a fold of many
+    signals may then raise the head alone and build the new state once, at the end (ADR-0011).
+    """
+    return state.known and (event.session_id or state.session_id) == state.session_id
+
+
 def decide(command: SessionCommand, state: SessionState) -> list[SessionEvent]:
     """The stream's rules; `[]` means nothing to do, so a retried command is free."""
     match command:

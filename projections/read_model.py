@@ -7,7 +7,7 @@ the memory store runs it directly and the replay check folds the whole event sto
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeAlias, assert_never, cast
 
 from sessionwatch.domain import session, upstream, watch_cursor
@@ -181,7 +181,8 @@ class Projection:
     It starts from a `ReadModel` (never changed: each mapping is copied on its first write, each
     session's log on its first append) and `build()` gives the result. `evolve_read_model` is one
     event through it; `fold` (a replay, an audit) is many events through one, so each log grows by
-    appends rather than by a copy per signal.
+    appends rather than by a copy per signal, and a run of signals that only raise a session's head
+    (`session.raises_head_only`) builds that session's new state once, when it is next read.
     """
 
     def __init__(self, model: ReadModel | None = None) -> None:
@@ -193,6 +194,18 @@ class Projection:
         self._links = base.links
         self._owned: set[str] = set()
         self._own_logs: set[SessionIdentity] = set()
+        self._raised: dict[SessionIdentity, int] = {}  # heads raised past their `_sessions` state
+
+    def _settle(self, identity: SessionIdentity) -> None:
+        """Write the head raised for `identity` into its session state."""
+        head = self._raised.pop(identity, None)
+        if head is not None:
+            sessions = self._w_sessions()
+            sessions[identity] = replace(sessions[identity], head=head)
+
+    def _settle_all(self) -> None:
+        for identity in list(self._raised):
+            self._settle(identity)
 
     # ------------------------------------------------------------------------ copy on write
 
@@ -228,10 +241,12 @@ class Projection:
     @property
     def sessions(self) -> Mapping[SessionIdentity, SessionState]:
         """The sessions as of the events applied so far."""
+        self._settle_all()
         return self._sessions
 
     def build(self) -> ReadModel:
         """The read model after every event applied so far."""
+        self._settle_all()
         signals = self._signals
         if self._own_logs:
             signals = {i: log if isinstance(log, tuple) else tuple(log) for i, log in signals.items()}
@@ -247,8 +262,10 @@ class Projection:
 
     def apply(self, event: DomainEvent) -> list[CursorFact]:
         """Apply one stored event to every view; returns the cursor facts it implied. Never raises."""
+        if type(event) is SignalRecorded:  # most events of any history
+            return self._apply_signal(event)
         match event:
-            case SessionUpserted() | SignalRecorded() | SessionReset() | SessionDeleted():  # most events
+            case SessionUpserted() | SignalRecorded() | SessionReset() | SessionDeleted():
                 identity = SessionIdentity(event.session_key, event.agent_id)
                 implied = implied_facts_in(self._cursors, event, identity)
                 if implied:
@@ -260,7 +277,7 @@ class Projection:
                 return [event]
             case NoticesSwept():
                 refrozen: list[CursorFact] = list(
-                    plan_sweep_in(self._cursors, self._sessions, event.at_ms).facts
+                    plan_sweep_in(self._cursors, self.sessions, event.at_ms).facts
                 )
                 self._cursors = apply_cursor_facts(self._cursors, refrozen)
                 return refrozen
@@ -278,7 +295,22 @@ class Projection:
             case _:
                 assert_never(event)
 
+    def _apply_signal(self, event: SignalRecorded) -> list[CursorFact]:
+        identity = SessionIdentity(event.session_key, event.agent_id)
+        implied = implied_facts_in(self._cursors, event, identity)
+        if implied:
+            self._cursors = apply_cursor_facts(self._cursors, implied)
+        state = self._sessions.get(identity)
+        if state is not None and session.raises_head_only(state, event):
+            if event.sequence > self._raised.get(identity, state.head):
+                self._raised[identity] = event.sequence
+            self._log(identity, event)
+        else:
+            self._apply_session_event(event, identity)
+        return implied
+
     def _apply_session_event(self, event: SessionEvent, identity: SessionIdentity) -> None:
+        self._settle(identity)
         state = session.evolve(self._sessions.get(identity) or session.initial(identity), event)
         # Only known identities are listed: resetting a watcher known by its cursors alone keeps it unknown.
         if state.known:
@@ -287,9 +319,7 @@ class Projection:
             del self._w_sessions()[identity]
         match event:
             case SignalRecorded():
-                self._append(identity, event)
-                if event.dedupe_key is not None:
-                    self._w_dedupe()[event.dedupe_key] = (identity, event.sequence)
+                self._log(identity, event)
             case SessionDeleted():
                 log = self._signals.get(identity, ())
                 dropped = [s.dedupe_key for s in log if s.dedupe_key is not None]
@@ -306,7 +336,10 @@ class Projection:
             case _:
                 assert_never(event)
 
-    def _append(self, identity: SessionIdentity, signal: SignalRecorded) -> None:
+    def _log(self, identity: SessionIdentity, signal: SignalRecorded) -> None:
+        """Append a signal to its session's log, and its dedupe key to the index."""
+        if signal.dedupe_key is not None:
+            self._w_dedupe()[signal.dedupe_key] = (identity, signal.sequence)
         signals = self._w_signals()
         log = signals.get(identity)
         if identity in self._own_logs and isinstance(log, list):
@@ -331,6 +364,7 @@ class Projection:
             for s in log
             if s.dedupe_key is not None
         }
+        self._raised.clear()  # the checkpoint's sessions replace every state, raised heads included
         cursors: dict[SessionIdentity, dict[str, CursorState]] = {}
         for cursor in event.cursors:
             cursors.setdefault(cursor.key.target, {})[cursor.watcher] = cursor

@@ -5,6 +5,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
+from hypothesis import given as given_hypothesis
+from hypothesis import strategies as st
+
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.session import (
     DeleteSession,
@@ -21,6 +24,7 @@ from sessionwatch.domain.session import (
     evolve,
     human_message_is_gated,
     initial,
+    raises_head_only,
     spawn_edge_watcher,
 )
 from sessionwatch.domain.signals import SignalKind
@@ -296,3 +300,34 @@ def test_a_signal_changes_only_known_head_and_session_id_whatever_fields_the_sta
     changed = {name for name in names if getattr(after, name) != getattr(state, name)}
     assert changed == {"head"}
     assert after.head == 9
+
+
+@given_hypothesis(
+    known=st.booleans(),
+    state_session_id=st.sampled_from([None, "", "sid-1", "sid-2"]),
+    signal_session_id=st.sampled_from([None, "", "sid-1", "sid-2"]),
+    head=st.integers(0, 20),
+    sequence=st.integers(1, 20),
+)
+def test_raises_head_only_holds_exactly_when_a_signal_changes_the_head_alone(
+    known: bool, state_session_id: str | None, signal_session_id: str | None, head: int, sequence: int
+) -> None:
+    # A fold defers building the state on this promise (ADR-0011): when it is made, `evolve` is
+    # `replace(head=max(...))`; when it is not, something besides the head changes.
+    state = SessionState(session_key=KEY, agent_id=AGENT, known=known, session_id=state_session_id, head=head)
+    signal = SignalRecorded(
+        sequence=sequence,
+        session_key=KEY,
+        agent_id=AGENT,
+        session_id=signal_session_id,
+        kind=SignalKind.GOAL_CHANGED,
+        actor_type="system",
+        occurred_at_ms=1,
+        recorded_at_ms=1,
+        summary="goal updated",
+    )
+    after = evolve(state, signal)
+    if raises_head_only(state, signal):
+        assert after == dataclasses.replace(state, head=max(head, sequence))
+    else:
+        assert dataclasses.replace(after, head=state.head) != state
