@@ -14,6 +14,7 @@ from sessionwatch.adapters.watch import SessionWatch, SignalInput
 from sessionwatch.adapters.watch import open_watch as open  # noqa: A004 - the SPEC names it open()
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSession
 from sessionwatch.domain.ports import Clock, Transcripts, UpstreamProvider, Waker
+from sessionwatch.domain.registry import Route, SessionMeta
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.signals import Actor, SignalKind, classify_actor, notice_text
 from sessionwatch.domain.upstream import UpstreamActivity, UpstreamMissing, UpstreamProbe
@@ -23,6 +24,8 @@ from sessionwatch.projections.models import (
     Cursor,
     Notice,
     PruneReport,
+    RegistryEntry,
+    RunRecord,
     SessionEntry,
     SessionRow,
     SessionStatus,
@@ -46,8 +49,12 @@ __all__ = [
     "MonitorHandle",
     "Notice",
     "PruneReport",
+    "RegistryEntry",
     "Retention",
+    "Route",
+    "RunRecord",
     "SessionEntry",
+    "SessionMeta",
     "SessionRow",
     "SessionStatus",
     "SessionWatch",

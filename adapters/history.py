@@ -44,7 +44,13 @@ from sessionwatch.adapters.store import SignalStore, StoreNotEmptyError
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.retention import SignalsPruned
-from sessionwatch.domain.session import SessionDeleted, SessionReset, SessionUpserted, SignalRecorded
+from sessionwatch.domain.session import (
+    SessionDeleted,
+    SessionMetaUpdated,
+    SessionReset,
+    SessionUpserted,
+    SignalRecorded,
+)
 from sessionwatch.domain.upstream import UpstreamLinked, UpstreamMarkerAdvanced, UpstreamUnlinked
 from sessionwatch.domain.watch_cursor import NoticeAcknowledged, NoticesSwept, WatchRegistered, WatchRemoved
 from sessionwatch.projections.read_model import ReadModel, fold
@@ -122,7 +128,7 @@ def export_history(store: SignalStore, out: IO[str] | Callable[[str], object]) -
 def _expected_stream(event: DomainEvent) -> UUID:
     """The stream every store writes `event` on (the ids are derived, ADR-0004)."""
     match event:
-        case SessionUpserted() | SignalRecorded() | SessionReset() | SessionDeleted():
+        case SessionUpserted() | SignalRecorded() | SessionReset() | SessionDeleted() | SessionMetaUpdated():
             return session_stream_id(SessionIdentity(event.session_key, event.agent_id))
         case WatchRegistered() | NoticeAcknowledged() | WatchRemoved():
             return cursor_stream_id(event.key)
@@ -152,6 +158,7 @@ def _highest_sequence(event: DomainEvent) -> int:
             )
         case (
             SessionUpserted()
+            | SessionMetaUpdated()
             | SessionReset()
             | SessionDeleted()
             | WatchRemoved()

@@ -17,7 +17,13 @@ from eventsourcing.persistence import ApplicationRecorder, StoredEvent
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.retention import SignalsPruned
-from sessionwatch.domain.session import SessionDeleted, SessionReset, SessionUpserted, SignalRecorded
+from sessionwatch.domain.session import (
+    SessionDeleted,
+    SessionMetaUpdated,
+    SessionReset,
+    SessionUpserted,
+    SignalRecorded,
+)
 from sessionwatch.domain.upstream import UpstreamLinked, UpstreamMarkerAdvanced, UpstreamUnlinked
 from sessionwatch.domain.watch_cursor import (
     CursorKey,
@@ -34,6 +40,7 @@ EVENT_TYPES: Final[dict[str, type[DomainEvent]]] = {
     cls.model_fields["type"].default: cls
     for cls in (
         SessionUpserted,
+        SessionMetaUpdated,
         SignalRecorded,
         SessionReset,
         SessionDeleted,
@@ -54,10 +61,15 @@ Body: TypeAlias = dict[str, Any]
 UPCASTERS: Final[dict[str, tuple[str, Callable[[Body], Body]]]] = {
     # v1 checkpoints predate upstream links, so they held none (ADR-0010).
     "store.pruned.v1": ("store.pruned.v2", lambda body: {**body, "links": []}),
+    # v2 checkpoints predate registry metadata, so no session had any (ADR-0012).
+    "store.pruned.v2": (
+        "store.pruned.v3",
+        lambda body: {**body, "sessions": [{**s, "meta": None} for s in body["sessions"]]},
+    ),
 }
 """Older stored names: the name they are read as now and how their body becomes that shape."""
 
-CHECKPOINT_TOPICS: Final = ("store.pruned.v1", "store.pruned.v2")
+CHECKPOINT_TOPICS: Final = ("store.pruned.v1", "store.pruned.v2", "store.pruned.v3")
 """The stored names of prune checkpoints, old and current (compaction keeps none but the newest)."""
 
 

@@ -4,7 +4,7 @@ The reference gateway keeps its state in one SQLite file (SPEC Appendix A): the 
 (`session_state_events`), the heads with their prune watermarks (`session_state_heads`) and the
 watch cursors (`session_watch_cursors`). The import turns that into a history sessionwatch can
 replay: one `session.signal_recorded.v1` per retained row, in sequence order, on its session's
-stream, then one `store.pruned.v2` checkpoint carrying every head, watermark and cursor exactly as
+stream, then one `store.pruned.v3` checkpoint carrying every head, watermark and cursor exactly as
 the reference has them (a prune that removed nothing: the reference's own prunes are already
 behind it). The store is then bulk-loaded like any imported history, and `audit` runs on it.
 

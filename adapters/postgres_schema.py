@@ -15,7 +15,7 @@ from typing import Any, TypeAlias
 Row: TypeAlias = Sequence[Any]
 """One row as psycopg's tuple row factory returns it."""
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 EVENTS_TABLE = "stored_events"
 WAKE_CHANNEL = "sessionwatch_wake"
 """The NOTIFY channel of cross-process wakes (SPEC §16); payloads name their schema."""
@@ -61,6 +61,7 @@ SCHEMA = (
         " head BIGINT NOT NULL,"
         " pruned_through BIGINT NOT NULL,"
         " stream_version BIGINT NOT NULL,"
+        " meta TEXT,"  # registry metadata as JSON (SPEC-tools §T10), NULL until first set
         " PRIMARY KEY (session_key, agent_id))"
     ),
     (
@@ -127,7 +128,7 @@ WRITE_COUNTER = "UPDATE sw_meta SET value = %s WHERE name = 'sequence'"
 
 SESSION_COLUMNS = (
     "session_key, agent_id, session_id, kind, spawned_by, parent_session_key,"
-    " registered, head, pruned_through"
+    " registered, head, pruned_through, meta"
 )
 SIGNAL_COLUMNS = (
     "sequence, session_key, agent_id, session_id, kind, actor_type, actor_id, run_id,"
@@ -141,11 +142,11 @@ LINK_COLUMNS = (
 
 UPSERT_SESSION = (
     f"INSERT INTO sw_sessions ({SESSION_COLUMNS}, stream_version)"
-    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
     " ON CONFLICT (session_key, agent_id) DO UPDATE SET session_id = excluded.session_id,"
     " kind = excluded.kind, spawned_by = excluded.spawned_by,"
     " parent_session_key = excluded.parent_session_key, registered = excluded.registered,"
-    " head = excluded.head, pruned_through = excluded.pruned_through,"
+    " head = excluded.head, pruned_through = excluded.pruned_through, meta = excluded.meta,"
     " stream_version = excluded.stream_version"
 )
 DELETE_SESSION = "DELETE FROM sw_sessions WHERE session_key = %s AND agent_id = %s"
@@ -164,11 +165,11 @@ SELECT_SESSION = (
 SELECT_SESSIONS = f"SELECT {SESSION_COLUMNS} FROM sw_sessions ORDER BY session_key, agent_id"
 SELECT_BY_DEDUPE = f"SELECT {SIGNAL_COLUMNS} FROM sw_signals WHERE dedupe_key = %s"
 # `session_status` with `changesSince` as ONE statement, so one snapshot: the session row (columns
-# 0-8), its smallest retained sequence (9) and the page after `changesSince` (10-17; NULL when
+# 0-9), its smallest retained sequence (10) and the page after `changesSince` (11-18; NULL when
 # empty), one row per event. No row: an unknown identity.
 SELECT_STATUS = (
     "SELECT s.session_key, s.agent_id, s.session_id, s.kind, s.spawned_by, s.parent_session_key,"
-    " s.registered, s.head, s.pruned_through, f.first,"
+    " s.registered, s.head, s.pruned_through, s.meta, f.first,"
     " p.sequence, p.kind, p.actor_type, p.actor_id, p.run_id, p.occurred_at_ms, p.payload, p.summary"
     " FROM sw_sessions AS s"
     " CROSS JOIN LATERAL (SELECT MIN(sequence) AS first FROM sw_signals"
@@ -338,3 +339,11 @@ SELECT_SESSION_STREAM_VERSIONS = "SELECT session_key, agent_id, stream_version F
 SELECT_EVENT_STREAM_VERSIONS = (
     f"SELECT originator_id, MAX(originator_version) FROM {EVENTS_TABLE} GROUP BY originator_id"
 )
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    # 2: registry metadata on every session row (ADR-0012); NULL reads as "none set".
+    2: ("ALTER TABLE sw_sessions ADD COLUMN meta TEXT",),
+}
+"""The statements that bring a store written at the version before each key up to that version."""
+SELECT_SCHEMA_VERSION = "SELECT value FROM sw_meta WHERE name = 'schema_version'"
+WRITE_SCHEMA_VERSION = "UPDATE sw_meta SET value = %s WHERE name = 'schema_version'"

@@ -29,7 +29,7 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import TupleRow
 
 from sessionwatch.adapters import postgres_schema as sql
-from sessionwatch.adapters import sql_rows
+from sessionwatch.adapters import sql_rows, sql_write
 from sessionwatch.adapters.mapper import encode
 from sessionwatch.adapters.postgres_listener import Deliver, PostgresWakeListener
 from sessionwatch.adapters.sql_write import ArchiveRow, SetBasedWrite
@@ -265,6 +265,7 @@ class PostgresSignalStore:
             c.execute(f"SET LOCAL search_path TO {self.schema}")
             for statement in sql.SCHEMA:
                 c.execute(statement)
+            sql_write.migrate(c, sql)
 
     def _wake_payload(self, watcher: str, target_key: str) -> str:
         body = {"schema": self.schema, "origin": self.origin, "watcher": watcher, "target": target_key}
@@ -394,10 +395,10 @@ class PostgresSignalStore:
         if not rows:
             return None
         state = sql_rows.session_state(rows[0])
-        events = [row[10:] for row in rows if row[10] is not None]
+        events = [row[11:] for row in rows if row[11] is not None]
         page = [sql_rows.state_change(event) for event in events[:limit]]
         truncated = len(events) > limit
-        return build_status(state, changes_since, page, truncated=truncated, first_retained=rows[0][9])
+        return build_status(state, changes_since, page, truncated=truncated, first_retained=rows[0][10])
 
     def cursor(self, key: CursorKey) -> CursorState | None:
         """One cursor, or None."""

@@ -17,6 +17,7 @@ from sessionwatch.adapters.mapper import decode, session_stream_id
 from sessionwatch.adapters.store import StoredRow
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity, agent_id_of
+from sessionwatch.domain.registry import SessionMeta
 from sessionwatch.domain.session import SessionState, SignalRecorded
 from sessionwatch.domain.signals import PUBLIC_PAYLOAD_KEYS, Payload, from_epoch_ms
 from sessionwatch.domain.upstream import UpstreamLinkState, UpstreamSource
@@ -42,6 +43,7 @@ def session_state(row: Row) -> SessionState:
         registered=bool(row[6]),
         head=row[7],
         pruned_through=row[8],
+        meta=SessionMeta.model_validate_json(row[9]) if row[9] is not None else None,
     )
 
 
@@ -57,7 +59,17 @@ def session_params(state: SessionState, stream_version: int) -> tuple[object, ..
         int(state.registered),
         state.head,
         state.pruned_through,
+        meta_text(state.meta),
         stream_version,
+    )
+
+
+def meta_text(meta: SessionMeta | None) -> str | None:
+    """A session's registry metadata as stored: compact JSON of the fields set, NULL for none."""
+    return (
+        orjson.dumps(meta.model_dump(mode="json", exclude_defaults=True)).decode()
+        if meta is not None
+        else None
     )
 
 

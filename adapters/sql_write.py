@@ -23,7 +23,7 @@ from sessionwatch.adapters.mapper import (
     link_stream_id,
     session_stream_id,
 )
-from sessionwatch.adapters.store import PruneCounts, StoreNotEmptyError, SweepCounts
+from sessionwatch.adapters.store import PruneCounts, StoreError, StoreNotEmptyError, SweepCounts
 from sessionwatch.domain import session, upstream, watch_cursor
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity, agent_id_of
@@ -33,7 +33,6 @@ from sessionwatch.domain.session import (
     SessionEvent,
     SessionReset,
     SessionState,
-    SessionUpserted,
     SignalRecorded,
 )
 from sessionwatch.domain.signals import NOTIFYING_KINDS
@@ -48,6 +47,26 @@ from sessionwatch.domain.watch_cursor import (
 from sessionwatch.projections.read_model import ReadModel
 
 ArchiveRow = tuple[int, UUID, int, str, bytes]
+
+
+def migrate(cursor: Any, sql: ModuleType) -> None:  # noqa: ANN401 - a DB-API cursor of either driver
+    """Bring a store written by an older version of the schema `sql` up to date, in the caller's transaction.
+
+    A new store is created at the current version and needs nothing; a store written by a newer
+    version is refused rather than misread.
+    """
+    cursor.execute(sql.SELECT_SCHEMA_VERSION)
+    found = int(cursor.fetchone()[0])
+    if found > sql.SCHEMA_VERSION:
+        raise StoreError(
+            f"the store was written by a newer sessionwatch (schema version {found}, this one reads"
+            f" up to {sql.SCHEMA_VERSION})"
+        )
+    for version in range(found + 1, sql.SCHEMA_VERSION + 1):
+        for statement in sql.MIGRATIONS[version]:
+            cursor.execute(statement)
+    if found < sql.SCHEMA_VERSION:
+        cursor.execute(sql.WRITE_SCHEMA_VERSION, (sql.SCHEMA_VERSION,))
 
 
 class SetBasedWrite(ABC):
@@ -122,7 +141,7 @@ class SetBasedWrite(ABC):
         version += 1
         notification_id = self._insert_event(stream, version, event)
         self._versions[stream] = version
-        if not isinstance(event, SessionUpserted | SignalRecorded | SessionReset | SessionDeleted):
+        if not isinstance(event, SessionEvent):
             # cursor and store streams: no read-model row carries their version (sw_sessions does)
             self._c.execute(self.sql.UPSERT_STREAM, (self._stream_key(stream), version))
         return version, notification_id

@@ -7,7 +7,7 @@ rows with `notified > last_seen` are the durable pending-notice view (SPEC §6.3
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 EVENTS_TABLE = "stored_events"
 
 SCHEMA = (
@@ -43,6 +43,7 @@ SCHEMA = (
         " head INTEGER NOT NULL,"
         " pruned_through INTEGER NOT NULL,"
         " stream_version INTEGER NOT NULL,"  # the Session stream's newest version (no MAX lookup)
+        " meta TEXT,"  # registry metadata as JSON (SPEC-tools §T10), NULL until first set
         " PRIMARY KEY (session_key, agent_id)) WITHOUT ROWID"
     ),
     (
@@ -108,7 +109,7 @@ SCHEMA = (
 
 SESSION_COLUMNS = (
     "session_key, agent_id, session_id, kind, spawned_by, parent_session_key,"
-    " registered, head, pruned_through"
+    " registered, head, pruned_through, meta"
 )
 SIGNAL_COLUMNS = (
     "sequence, session_key, agent_id, session_id, kind, actor_type, actor_id, run_id,"
@@ -121,11 +122,12 @@ LINK_COLUMNS = (
 )
 
 UPSERT_SESSION = (
-    f"INSERT INTO sw_sessions ({SESSION_COLUMNS}, stream_version) VALUES (?,?,?,?,?,?,?,?,?,?)"
+    f"INSERT INTO sw_sessions ({SESSION_COLUMNS}, stream_version) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
     " ON CONFLICT (session_key, agent_id) DO UPDATE SET session_id=excluded.session_id,"
     " kind=excluded.kind, spawned_by=excluded.spawned_by,"
     " parent_session_key=excluded.parent_session_key, registered=excluded.registered,"
-    " head=excluded.head, pruned_through=excluded.pruned_through, stream_version=excluded.stream_version"
+    " head=excluded.head, pruned_through=excluded.pruned_through, meta=excluded.meta,"
+    " stream_version=excluded.stream_version"
 )
 INSERT_SIGNAL = (
     f"INSERT INTO sw_signals ({SIGNAL_COLUMNS}, notification_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
@@ -273,3 +275,11 @@ SELECT_SESSION_STREAM_VERSIONS = "SELECT session_key, agent_id, stream_version F
 SELECT_EVENT_STREAM_VERSIONS = (
     f"SELECT originator_id, MAX(originator_version) FROM {EVENTS_TABLE} GROUP BY originator_id"
 )
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    # 2: registry metadata on every session row (ADR-0012); NULL reads as "none set".
+    2: ("ALTER TABLE sw_sessions ADD COLUMN meta TEXT",),
+}
+"""The statements that bring a store written at the version before each key up to that version."""
+SELECT_SCHEMA_VERSION = "SELECT value FROM sw_meta WHERE name = 'schema_version'"
+WRITE_SCHEMA_VERSION = "UPDATE sw_meta SET value = ? WHERE name = 'schema_version'"

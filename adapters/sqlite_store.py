@@ -25,7 +25,7 @@ from eventsourcing.sqlite import (
     SQLiteDatastore,
 )
 
-from sessionwatch.adapters import sql_rows
+from sessionwatch.adapters import sql_rows, sql_write
 from sessionwatch.adapters import sqlite_schema as sql
 from sessionwatch.adapters.mapper import (
     encode,
@@ -256,6 +256,7 @@ class SqliteSignalStore:
                 if not self._schema_ready:
                     for statement in sql.SCHEMA:
                         cursor.execute(statement)
+                    sql_write.migrate(cursor, sql)
                 try:
                     tx = _SqliteWrite(cursor)
                     yield tx

@@ -237,7 +237,7 @@ class UpstreamPass:
         for link in store.upstream_links(watched_only=True):
             if keys[link.session_key] > 1:  # one key under several agent ids: ownership unclear
                 self._tally.ambiguous.append(link.session_key)
-            elif self._watch.runs.active(link.identity):  # the marker waits for the run
+            elif self._watch.active_runs.active(link.identity):  # the marker waits for the run
                 self._tally.deferred.append(link.session_key)
             else:
                 by_catalog[link.source.catalog_id].append(link)
@@ -282,7 +282,7 @@ class UpstreamPass:
                 self._tally.failed_links.append(item.link.session_key)
 
     def _prepare(self, link: UpstreamLinkState) -> _Scanned:
-        generation = self._watch.runs.generation(link.identity)
+        generation = self._watch.active_runs.generation(link.identity)
         session = self._watch.store.session(link.identity) or SessionState(
             session_key=link.session_key, agent_id=link.agent_id
         )
@@ -296,7 +296,7 @@ class UpstreamPass:
             if not allowed:
                 self._tally.discarded.append(key)
                 return
-            run_started = self._watch.runs.started_since(link.identity, item.generation)
+            run_started = self._watch.active_runs.started_since(link.identity, item.generation)
             verdict = upstream.judge(answer, streak=streaks.get(link), run_started=run_started)
             match verdict:
                 case upstream.ResetStreak():

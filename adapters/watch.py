@@ -19,14 +19,15 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Literal, Self
+from typing import Final, Literal, Self, get_args
 
 import orjson
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from sessionwatch.adapters.archive import JsonlArchive, archived_signals
 from sessionwatch.adapters.clock import SystemClock
 from sessionwatch.adapters.memory_store import MemorySignalStore
+from sessionwatch.adapters.runs import RunLedger
 from sessionwatch.adapters.sqlite_store import SqliteSignalStore
 from sessionwatch.adapters.store import CrossProcessWakes, SignalStore, StoreError, WriteTransaction
 from sessionwatch.adapters.upstream import (
@@ -43,6 +44,7 @@ from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSessi
 from sessionwatch.domain.keys import SessionIdentity, check_key, is_subagent_key, resolve_identity
 from sessionwatch.domain.ports import Clock, Transcripts, UpstreamProvider, Waker
 from sessionwatch.domain.recording import SignalDraft, check_signal
+from sessionwatch.domain.registry import META_FIELDS, Route, SessionMeta
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.session import (
     DeleteSession,
@@ -50,6 +52,7 @@ from sessionwatch.domain.session import (
     SessionCommand,
     SessionState,
     SignalRecorded,
+    UpdateSessionMeta,
     UpsertSession,
 )
 from sessionwatch.domain.signals import (
@@ -87,6 +90,9 @@ from sessionwatch.projections.models import (
     Cursor,
     Notice,
     PruneReport,
+    RegistryEntry,
+    RunOutcome,
+    RunRecord,
     SessionEntry,
     SessionRow,
     SessionStatus,
@@ -179,8 +185,10 @@ class SessionWatch:
         self._last_prune_ms = store.last_prune_ms() or self._now_ms()
         self.startup_sweep: SweepReport | None = None
         """What the sweep run by `open()` did (None when `sweep_on_open=False`)."""
-        self.runs = ActiveRuns()
+        self.active_runs = ActiveRuns()
         """The runs this process started and has not ended (the monitor skips their sessions)."""
+        self.run_ledger = RunLedger()
+        """Every run this process heard of, with its requester and outcome (SPEC-tools §T10)."""
         self.upstream_streaks = MissingStreaks()
         """The upstream monitor's missing streaks per link version (ADR-0010)."""
         self._monitors: list[MonitorHandle] = []
@@ -261,7 +269,29 @@ class SessionWatch:
         A new session's kind is `main` unless given (SPEC §13 writes the default as `kind="main"`).
         """
         identity = resolve_identity(key, agent_id)
-        command = UpsertSession(
+        command = self._upsert_command(
+            identity,
+            session_id=session_id,
+            spawned_by=spawned_by,
+            parent_session_key=parent_session_key,
+            kind=kind,
+        )
+        with self._store.write() as tx:
+            self._apply(tx, identity, command)
+            state = tx.session(identity)
+        return SessionEntry.from_state(state)
+
+    def _upsert_command(
+        self,
+        identity: SessionIdentity,
+        *,
+        session_id: object = None,
+        spawned_by: object = None,
+        parent_session_key: object = None,
+        kind: object = None,
+    ) -> UpsertSession:
+        """The checked `UpsertSession` for these fields (None keeps a value)."""
+        return UpsertSession(
             session_key=identity.session_key,
             agent_id=identity.agent_id,
             session_id=check_optional_text(session_id, "session_id"),
@@ -273,10 +303,6 @@ class SessionWatch:
                 else None
             ),
         )
-        with self._store.write() as tx:
-            self._apply(tx, identity, command)
-            state = tx.session(identity)
-        return SessionEntry.from_state(state)
 
     def reset_session(self, key: str, *, agent_id: str | None = None) -> None:
         """Reset a session: the cursors it holds as watcher go, its history stays (SPEC §9)."""
@@ -298,13 +324,85 @@ class SessionWatch:
             )
             self._apply(tx, identity, command)
 
-    def run_started(self, key: str, run_id: str, *, agent_id: str | None = None) -> None:
-        """A run of the session began: the upstream monitor leaves its link alone until it ends."""
-        self.runs.start(resolve_identity(key, agent_id), check_text(run_id, "run_id"))
+    def update_session(self, key: str, *, agent_id: str | None = None, **fields: object) -> RegistryEntry:
+        """Set registry fields of a session (SPEC-tools §T10), registering it first if it is unknown.
 
-    def run_ended(self, key: str, run_id: str, *, agent_id: str | None = None) -> None:
-        """A run of the session ended (an unknown run id changes nothing)."""
-        self.runs.end(resolve_identity(key, agent_id), check_text(run_id, "run_id"))
+        `fields` are the §T10 names: `session_id`, `kind`, `spawned_by` and `parent_session_key` as
+        `upsert_session` sets them (None keeps a value), every other one (`META_FIELDS`) through one
+        `session.meta_updated.v1` naming only the fields whose value changed (None clears one).
+        A field outside the registry, or a bad value, is an `InvalidSignal` naming it; nothing is written.
+        """
+        identity = resolve_identity(key, agent_id)
+        unknown = sorted(set(fields) - set(META_FIELDS) - set(_UPSERT_FIELDS))
+        if unknown:
+            raise InvalidSignal(unknown[0], "is not a session registry field")
+        upsert = self._upsert_command(identity, **{n: v for n, v in fields.items() if n in _UPSERT_FIELDS})
+        given = {name: value for name, value in fields.items() if name in META_FIELDS}
+        update = UpdateSessionMeta(
+            session_key=identity.session_key,
+            agent_id=identity.agent_id,
+            given=tuple(given),
+            meta=_check_meta(given),
+        )
+        with self._store.write() as tx:
+            self._apply(tx, identity, upsert)
+            self._apply(tx, identity, update)
+            state = tx.session(identity)
+        return RegistryEntry.from_state(state)
+
+    def registry_entry(self, key: str, *, agent_id: str | None = None) -> RegistryEntry | None:
+        """A known session's registry entry (SPEC-tools §T10), or None."""
+        state = self._store.session(_query_identity(key, agent_id))
+        return RegistryEntry.from_state(state) if state is not None else None
+
+    def registry_entries(self) -> list[RegistryEntry]:
+        """Every known session's registry entry, ordered by key and agent id."""
+        return [RegistryEntry.from_state(state) for state in self._store.sessions()]
+
+    def run_started(
+        self,
+        key: str,
+        run_id: str,
+        *,
+        agent_id: str | None = None,
+        requester_key: str | None = None,
+        label: str | None = None,
+        mode: str | None = None,
+    ) -> None:
+        """A run of the session began: the upstream monitor leaves its link alone until it ends.
+
+        `requester_key`, `label` and `mode` are what `subagents` lists (SPEC-tools §T9, §T10).
+        """
+        identity = resolve_identity(key, agent_id)
+        run_id = check_text(run_id, "run_id")
+        requester = check_key(requester_key, "requester_key") if requester_key is not None else None
+        self.active_runs.start(identity, run_id)
+        self.run_ledger.start(
+            identity,
+            run_id,
+            at_ms=self._now_ms(),
+            requester_key=requester,
+            label=check_optional_text(label, "label"),
+            mode=check_optional_text(mode, "mode"),
+        )
+
+    def run_ended(
+        self, key: str, run_id: str, *, agent_id: str | None = None, outcome: RunOutcome | None = None
+    ) -> None:
+        """A run of the session ended (an unknown run id changes nothing).
+
+        `outcome` is `ok`, `error`, `timeout` or `cancelled` (SPEC-tools §T4 shows them as `done`,
+        `failed`, `timeout`, `killed`); None when the host does not know.
+        """
+        run_id = check_text(run_id, "run_id")
+        if outcome is not None and outcome not in _RUN_OUTCOMES:
+            raise InvalidSignal("outcome", f"must be one of {', '.join(_RUN_OUTCOMES)}")
+        self.active_runs.end(resolve_identity(key, agent_id), run_id)
+        self.run_ledger.end(run_id, at_ms=self._now_ms(), outcome=outcome)
+
+    def runs(self) -> list[RunRecord]:
+        """The runs this process heard of: active ones and those ended within a day, newest first."""
+        return self.run_ledger.records(now_ms=self._now_ms())
 
     @staticmethod
     def _check_kind_name(kind: object) -> str:
@@ -1050,6 +1148,29 @@ class SessionWatch:
             events_replayed=replayed,
             seconds=time.perf_counter() - started,
         )
+
+
+_UPSERT_FIELDS: Final = ("session_id", "kind", "spawned_by", "parent_session_key")
+"""The registry fields `session.upserted.v1` sets; `update_session` passes them to the upsert."""
+
+_RUN_OUTCOMES: Final = get_args(RunOutcome)
+
+
+def _check_meta(given: Mapping[str, object]) -> SessionMeta:
+    """The metadata values `update_session` was given, checked, else `InvalidSignal` naming the field."""
+    for name, value in given.items():
+        parts = value.items() if isinstance(value, Mapping) else [("", value)]
+        if isinstance(value, Route):
+            parts = value.model_dump().items()
+        for part, text in parts:
+            if isinstance(text, str):
+                check_optional_text(text, f"{name}.{part}" if part else name)
+    try:
+        return SessionMeta.model_validate(dict(given))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(p) for p in error["loc"]) or "fields"
+        raise InvalidSignal(field, error["msg"]) from None
 
 
 @contextmanager

@@ -74,10 +74,11 @@ class SignalsPruned(Event):
 
     `sessions`, `cursors` and `links` are every session, cursor and upstream link (tombstones
     included) after the prune: the checkpoint a replay restarts from once the events before this
-    one are gone. Version 1 had no `links` (there were none); the mapper upcasts it (ADR-0010).
+    one are gone. Version 1 had no `links` (there were none; ADR-0010), version 2 no session
+    `meta` (none was set; ADR-0012): the mapper upcasts both.
     """
 
-    type: Literal["store.pruned.v2"] = "store.pruned.v2"
+    type: Literal["store.pruned.v3"] = "store.pruned.v3"
     cutoffs: PruneCutoffs
     sessions: tuple[SessionState, ...]
     cursors: tuple[CursorState, ...]

@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal, TypeAlias, assert_never
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from sessionwatch.domain.keys import SessionIdentity, is_agent_qualified
 from sessionwatch.domain.messages import Command, Event
+from sessionwatch.domain.registry import EMPTY_META, META_FIELDS, SessionMeta
 from sessionwatch.domain.signals import ActorType, Payload, SignalKind
 
 DEFAULT_KIND = "main"
@@ -80,7 +81,31 @@ class SessionDeleted(Event):
     agent_id: str
 
 
-SessionEvent: TypeAlias = SessionUpserted | SignalRecorded | SessionReset | SessionDeleted
+class SessionMetaUpdated(Event):
+    """Registry metadata of the session changed (SPEC-tools §T10).
+
+    `changed` names the fields this update set, in `META_FIELDS` order; `meta` holds their new
+    values (its other fields are at their defaults and mean nothing).
+    """
+
+    type: Literal["session.meta_updated.v1"] = "session.meta_updated.v1"
+    session_key: str
+    agent_id: str
+    changed: tuple[str, ...]
+    meta: SessionMeta
+
+    @field_validator("changed")
+    @classmethod
+    def _known_fields(cls, changed: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = sorted(set(changed) - set(META_FIELDS))
+        if unknown:
+            raise ValueError(f"not registry fields: {', '.join(unknown)}")
+        return changed
+
+
+SessionEvent: TypeAlias = (
+    SessionUpserted | SignalRecorded | SessionReset | SessionDeleted | SessionMetaUpdated
+)
 
 # -------------------------------------------------------------------------------------- commands
 
@@ -121,7 +146,16 @@ class DeleteSession(Command):
     has_cursors: bool = False
 
 
-SessionCommand: TypeAlias = UpsertSession | RecordSignal | ResetSession | DeleteSession
+class UpdateSessionMeta(Command):
+    """Set the registry fields named in `given` to their values in `meta`; the others keep theirs."""
+
+    session_key: str
+    agent_id: str
+    given: tuple[str, ...]
+    meta: SessionMeta
+
+
+SessionCommand: TypeAlias = UpsertSession | RecordSignal | ResetSession | DeleteSession | UpdateSessionMeta
 
 # ----------------------------------------------------------------------------------------- state
 
@@ -145,6 +179,7 @@ class SessionState:
     registered: bool = False  # upserted and not deleted: the sweep's "watcher exists" (SPEC §13)
     head: int = 0
     pruned_through: int = 0  # the prune watermark (SPEC §2)
+    meta: SessionMeta | None = None  # the registry metadata (SPEC-tools §T10); None until first set
 
     @property
     def identity(self) -> SessionIdentity:
@@ -182,7 +217,11 @@ def evolve(state: SessionState, event: SessionEvent) -> SessionState:
                 registered=state.registered,
                 head=max(state.head, event.sequence),
                 pruned_through=state.pruned_through,
+                meta=state.meta,
             )
+        case SessionMetaUpdated():
+            update = {name: getattr(event.meta, name) for name in event.changed}
+            return replace(state, meta=(state.meta or EMPTY_META).model_copy(update=update))
         case SessionReset():
             return state
         case SessionDeleted():
@@ -222,12 +261,31 @@ def decide(command: SessionCommand, state: SessionState) -> list[SessionEvent]:
             if not state.known and not command.holds_cursors:
                 return []
             return [SessionReset(session_key=state.session_key, agent_id=state.agent_id)]
+        case UpdateSessionMeta():
+            return _decide_meta(command, state)
         case DeleteSession():  # a watcher known only by its cursors still loses them (SPEC §9)
             if not state.known and not command.has_cursors:
                 return []
             return [SessionDeleted(session_key=state.session_key, agent_id=state.agent_id)]
         case _:
             assert_never(command)
+
+
+def _decide_meta(command: UpdateSessionMeta, state: SessionState) -> list[SessionEvent]:
+    """Metadata belongs to a known session (the shell registers it first); only changes are stored."""
+    before = state.meta or EMPTY_META
+    changed = tuple(
+        name
+        for name in META_FIELDS
+        if name in command.given and getattr(command.meta, name) != getattr(before, name)
+    )
+    if not state.known or not changed:
+        return []
+    return [
+        SessionMetaUpdated(
+            session_key=state.session_key, agent_id=state.agent_id, changed=changed, meta=command.meta
+        )
+    ]
 
 
 def spawn_edge_watcher(state: SessionState) -> str | None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
+from sessionwatch.domain.registry import EMPTY_META, SessionMeta
 from sessionwatch.domain.session import SessionState, SignalRecorded
 from sessionwatch.domain.signals import (
     PUBLIC_PAYLOAD_KEYS,
@@ -471,3 +472,51 @@ class AuditReport(BaseModel):
         for violation in sorted(self.violations, key=lambda v: (v.kind, v.detail)):
             groups.setdefault(violation.kind, []).append(violation)
         return groups
+
+
+class RegistryEntry(SessionMeta):
+    """A known session as the session tools read it (SPEC-tools §T10).
+
+    The stream's registry fields, its head (`state_version`) and every metadata field, flattened.
+    """
+
+    session_key: str
+    agent_id: str
+    state_version: int
+    session_id: str | None = None
+    kind: str
+    spawned_by: str | None = None
+    parent_session_key: str | None = None
+
+    @classmethod
+    def from_state(cls, state: SessionState) -> RegistryEntry:
+        """The entry of a known session."""
+        return cls(
+            session_key=state.session_key,
+            agent_id=state.agent_id,
+            state_version=state.head,
+            session_id=state.session_id,
+            kind=state.kind,
+            spawned_by=state.spawned_by,
+            parent_session_key=state.parent_session_key,
+            **dict(state.meta or EMPTY_META),
+        )
+
+
+RunOutcome = Literal["ok", "error", "timeout", "cancelled"]
+
+
+class RunRecord(BaseModel):
+    """One run this process was told about (`run_started`, `run_ended`; SPEC-tools §T10)."""
+
+    model_config = _FROZEN
+
+    run_id: str
+    session_key: str
+    agent_id: str
+    requester_key: str | None = None
+    label: str | None = None
+    mode: str | None = None
+    started_at_ms: int
+    ended_at_ms: int | None = None
+    outcome: RunOutcome | None = None

@@ -17,6 +17,7 @@ from sessionwatch.domain.retention import SignalsPruned
 from sessionwatch.domain.session import (
     SessionDeleted,
     SessionEvent,
+    SessionMetaUpdated,
     SessionReset,
     SessionState,
     SessionUpserted,
@@ -262,10 +263,10 @@ class Projection:
 
     def apply(self, event: DomainEvent) -> list[CursorFact]:
         """Apply one stored event to every view; returns the cursor facts it implied. Never raises."""
-        if type(event) is SignalRecorded:  # most events of any history
-            return self._apply_signal(event)
         match event:
-            case SessionUpserted() | SignalRecorded() | SessionReset() | SessionDeleted():
+            case SignalRecorded():  # most events of any history
+                return self._apply_signal(event)
+            case SessionUpserted() | SessionMetaUpdated() | SessionReset() | SessionDeleted():
                 identity = SessionIdentity(event.session_key, event.agent_id)
                 implied = implied_facts_in(self._cursors, event, identity)
                 if implied:
@@ -331,7 +332,7 @@ class Projection:
                 self._own_logs.discard(identity)
                 if identity in self._links:  # the link goes with the session (SPEC §9)
                     del self._w_links()[identity]
-            case SessionUpserted() | SessionReset():
+            case SessionUpserted() | SessionReset() | SessionMetaUpdated():
                 return  # the session state above is all they change
             case _:
                 assert_never(event)

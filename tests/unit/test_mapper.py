@@ -45,6 +45,7 @@ SIGNAL = SignalRecorded(
 def test_every_stored_name_is_explicit_and_versioned() -> None:
     assert set(EVENT_TYPES) == {
         "session.upserted.v1",
+        "session.meta_updated.v1",
         "session.signal_recorded.v1",
         "session.reset.v1",
         "session.deleted.v1",
@@ -52,7 +53,7 @@ def test_every_stored_name_is_explicit_and_versioned() -> None:
         "cursor.notice_acknowledged.v1",
         "cursor.watch_removed.v1",
         "cursor.notices_swept.v1",
-        "store.pruned.v2",
+        "store.pruned.v3",
         "upstream.linked.v1",
         "upstream.marker_advanced.v1",
         "upstream.unlinked.v1",
@@ -143,7 +144,7 @@ def test_stream_ids_are_pinned_and_agent_scoped() -> None:
     assert str(main_global) == "13223bed-1a46-508e-8bbb-8e131f19affa"
 
 
-def test_a_version_one_prune_checkpoint_is_upcast_to_version_two_without_links() -> None:
+def test_a_version_one_prune_checkpoint_is_upcast_to_the_current_one_without_links_or_meta() -> None:
     # Written by store.pruned.v1 (before upstream links existed): no `links` field at all.
     old = (
         b'{"cutoffs":{"at_ms":10,"occurred_before_ms":5,"through_sequence":2,"cursors_updated_before_ms":5},'
@@ -154,10 +155,26 @@ def test_a_version_one_prune_checkpoint_is_upcast_to_version_two_without_links()
     )
     event = decode("store.pruned.v1", old)
     assert isinstance(event, SignalsPruned)
-    assert event.type == "store.pruned.v2"
+    assert event.type == "store.pruned.v3"
     assert event.links == ()
     assert event.sessions[0].head == 4
+    assert event.sessions[0].meta is None
     assert event.cutoffs.through_sequence == 2
+
+
+def test_a_version_two_prune_checkpoint_is_upcast_with_no_session_meta() -> None:
+    # Written by store.pruned.v2 (before registry metadata, ADR-0012): sessions carry no `meta`.
+    old = (
+        b'{"cutoffs":{"at_ms":10,"occurred_before_ms":5,"through_sequence":2,"cursors_updated_before_ms":5},'
+        b'"sessions":[{"session_key":"agent:main:x","agent_id":"main","known":true,"session_id":"s1",'
+        b'"kind":"main","spawned_by":null,"parent_session_key":null,"registered":true,"head":4,'
+        b'"pruned_through":2}],'
+        b'"cursors":[],"links":[]}'
+    )
+    event = decode("store.pruned.v2", old)
+    assert isinstance(event, SignalsPruned)
+    assert event.type == "store.pruned.v3"
+    assert [(s.session_id, s.head, s.meta) for s in event.sessions] == [("s1", 4, None)]
 
 
 def test_link_stream_ids_are_pinned_and_differ_from_session_streams() -> None:

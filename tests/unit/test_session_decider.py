@@ -9,6 +9,7 @@ from hypothesis import given as given_hypothesis
 from hypothesis import strategies as st
 
 from sessionwatch.domain.keys import SessionIdentity
+from sessionwatch.domain.registry import SessionMeta
 from sessionwatch.domain.session import (
     DeleteSession,
     RecordSignal,
@@ -281,6 +282,7 @@ def test_a_signal_changes_only_known_head_and_session_id_whatever_fields_the_sta
         registered=True,
         head=4,
         pruned_through=2,
+        meta=SessionMeta(label="build"),
     )
     assert {f.name for f in dataclasses.fields(SessionState)} == set(dataclasses.asdict(state))
     unset = [f.name for f in dataclasses.fields(SessionState) if getattr(state, f.name) == f.default]
