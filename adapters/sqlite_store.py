@@ -15,9 +15,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
+from urllib.parse import quote
 from uuid import UUID
 
-from eventsourcing.persistence import Notification
+from eventsourcing.persistence import ConnectionPoolClosedError, Notification, PersistenceError
 from eventsourcing.sqlite import (
     SQLiteApplicationRecorder,
     SQLiteConnection,
@@ -49,6 +50,25 @@ from sessionwatch.projections.status import build_status
 Synchronous: TypeAlias = Literal["normal", "full"]
 _DEFAULT_LOCK_TIMEOUT = 5
 _WAL_SIZE_LIMIT = 16 * 1024 * 1024
+_STORE_FAULTS = (sqlite3.Error, PersistenceError, ConnectionPoolClosedError)
+"""What a failing file, lock or pool raises (eventsourcing wraps `sqlite3` errors in its own)."""
+_WAITED_FOR_A_LOCK = ("SQLITE_BUSY", "SQLITE_LOCKED")
+
+
+class _CannotConnectError(StoreError):
+    """A pooled connection could not be made (the file vanished, is unreadable, or stayed locked)."""
+
+
+class _PooledConnection(SQLiteConnection):
+    """A connection that knows whether its file could be written when it was opened.
+
+    SQLite opens a write-protected file (read-only mount, immutable, no permission) read-only
+    without an error, and such a connection stays read-only after the protection is lifted.
+    """
+
+    def __init__(self, sqlite_conn: sqlite3.Connection, max_age: float | None, *, writable: bool) -> None:
+        super().__init__(sqlite_conn=sqlite_conn, max_age=max_age)
+        self.writable = writable
 
 
 class _Pool(SQLiteConnectionPool):
@@ -65,22 +85,55 @@ class _Pool(SQLiteConnectionPool):
         self.synchronous = synchronous
         super().__init__(db_name=db_name, lock_timeout=lock_timeout)
 
+    def get_connection(
+        self, timeout: float | None = None, *, is_writer: bool | None = None
+    ) -> SQLiteConnection:
+        """eventsourcing's, except that a connection that cannot be made gives its place back.
+
+        eventsourcing 9.5 takes the writer lock (or counts a reader) before it creates a connection,
+        and keeps it when that fails: every later write would wait `pool_timeout` and fail.
+        """
+        try:
+            return super().get_connection(timeout, is_writer=is_writer)
+        except _CannotConnectError:
+            if is_writer is True:  # what `put_connection` undoes for a connection given back
+                self._num_writers -= 1
+                self._writer_lock.release()
+            elif is_writer is False:
+                with self._no_readers:
+                    self._num_readers -= 1
+            raise
+
     def _create_connection(self) -> SQLiteConnection:
-        raw = sqlite3.connect(
-            self.db_name,
-            check_same_thread=False,
-            isolation_level=None,  # autocommit: transactions are begun explicitly
-            cached_statements=self.STATEMENT_CACHE,
-            timeout=self.lock_timeout or _DEFAULT_LOCK_TIMEOUT,
-        )
+        """A connection to the existing file (`mode=rw`): one that vanished is never created afresh.
+
+        A new empty database in its place would adopt the old file's `-wal` and lose what it holds.
+        """
+        try:
+            raw = sqlite3.connect(
+                f"file:{quote(self.db_name)}?mode=rw",
+                uri=True,
+                check_same_thread=False,
+                isolation_level=None,  # autocommit: transactions are begun explicitly
+                cached_statements=self.STATEMENT_CACHE,
+                timeout=self.lock_timeout or _DEFAULT_LOCK_TIMEOUT,
+            )
+        except sqlite3.Error as exc:
+            raise _CannotConnectError(f"cannot connect to {self.db_name}: {exc}") from exc
         try:
             raw.execute("PRAGMA journal_mode=WAL")
             raw.execute(f"PRAGMA journal_size_limit={_WAL_SIZE_LIMIT}")  # a prune's WAL is not kept forever
             raw.execute(f"PRAGMA synchronous={self.synchronous.upper()}")
         except sqlite3.Error as exc:
             raw.close()
-            raise StoreError(f"cannot connect to {self.db_name}: {exc}") from exc
-        return SQLiteConnection(sqlite_conn=raw, max_age=self.max_age)
+            raise _CannotConnectError(f"cannot connect to {self.db_name}: {exc}") from exc
+        return _PooledConnection(raw, self.max_age, writable=os.access(self.db_name, os.W_OK))
+
+    def put_connection(self, conn: SQLiteConnection) -> None:
+        """Take a connection back; one opened read-only is closed, so no later write ever gets it."""
+        if isinstance(conn, _PooledConnection) and not conn.writable:
+            conn.close()
+        super().put_connection(conn)
 
 
 class _Datastore(SQLiteDatastore):
@@ -199,6 +252,32 @@ class _SqliteWrite(SetBasedWrite):
             self._c.execute("UPDATE sw_meta SET value=? WHERE name='sequence'", (self._next,))
 
 
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    """The (device, inode) of the file at `path`, None when there is none."""
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+def _abandon(connection: SQLiteConnection, exc: BaseException) -> None:
+    """Roll a failed write back; close its connection unless it merely waited for a lock.
+
+    A connection that hit a read-only, full or failing file is not pooled again: SQLite opens a
+    connection read-only when the file is write-protected, and it would stay so after the fault.
+    """
+    try:
+        connection.rollback()
+    except sqlite3.Error:
+        connection.close()
+        return
+    if isinstance(exc, sqlite3.Error):
+        name = getattr(exc, "sqlite_errorname", None) or ""  # absent on errors sqlite3 raises itself
+        if not name.startswith(_WAITED_FOR_A_LOCK):
+            connection.close()
+
+
 def _ensure_private_file(path: Path) -> None:
     """Create a new database file readable by its owner only (SPEC §15.2)."""
     if path.exists():
@@ -217,11 +296,19 @@ class SqliteSignalStore:
             raise ValueError(f"synchronous: must be 'normal' or 'full', not {synchronous!r}")
         self.path = Path(path)
         self._schema_ready = False
-        if not self.path.parent.is_dir():
+        try:
+            has_directory = self.path.parent.is_dir()
+        except OSError as exc:  # a name too long, for one
+            raise StoreError(f"cannot open {self.path}: {exc.strerror or exc}") from exc
+        if not has_directory:
             raise StoreError(f"cannot open {self.path}: directory {self.path.parent} does not exist")
         try:
             _ensure_private_file(self.path)
-            self._datastore = _Datastore(str(self.path), synchronous=synchronous, lock_timeout=lock_timeout)
+            self._absolute = self.path.absolute()  # what it names must not change with the working directory
+            self._file = _file_identity(self._absolute)
+            self._datastore = _Datastore(
+                str(self._absolute), synchronous=synchronous, lock_timeout=lock_timeout
+            )
             self.recorder = SqliteEventRecorder(self._datastore, sql.EVENTS_TABLE)
             self._create_schema(lock_timeout)
         except Exception as exc:
@@ -248,33 +335,44 @@ class SqliteSignalStore:
 
     @contextmanager
     def write(self) -> Iterator[_SqliteWrite]:
-        """An exclusive write transaction (`BEGIN IMMEDIATE`), committed when the block exits."""
+        """An exclusive write transaction (`BEGIN IMMEDIATE`), committed when the block exits.
+
+        It writes nothing and raises `StoreError` when the file at `path` is no longer the one this
+        store opened (moved or deleted while open): SQLite would go on writing to the detached file,
+        and a signal acknowledged there is lost with it.
+        """
         try:
             with self._datastore.get_connection(commit=True) as connection:
-                cursor = connection.cursor().sqlite_cursor  # the plain sqlite3 cursor: rowcount, speed
-                cursor.execute("BEGIN IMMEDIATE")
-                if not self._schema_ready:
-                    for statement in sql.SCHEMA:
-                        cursor.execute(statement)
-                    sql_write.migrate(cursor, sql)
                 try:
+                    cursor = connection.cursor().sqlite_cursor  # the plain sqlite3 cursor: rowcount, speed
+                    cursor.execute("BEGIN IMMEDIATE")
+                    self._check_same_file()
+                    if not self._schema_ready:
+                        for statement in sql.SCHEMA:
+                            cursor.execute(statement)
+                        sql_write.migrate(cursor, sql)
                     tx = _SqliteWrite(cursor)
                     yield tx
                     tx.finish()
-                except BaseException:
-                    connection.rollback()
+                    connection.commit()
+                except BaseException as exc:
+                    _abandon(connection, exc)
                     raise
-                connection.commit()
                 self._schema_ready = True
-        except sqlite3.Error as exc:
+        except _STORE_FAULTS as exc:
             raise StoreError(f"{type(exc).__name__}: {exc}") from exc
+
+    def _check_same_file(self) -> None:
+        """Raise `StoreError` unless the file at `path` is still the one this store opened."""
+        if _file_identity(self._absolute) != self._file:
+            raise StoreError(f"{self.path} was moved or deleted while open: nothing written")
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Cursor]:
         try:
             with self._datastore.transaction(commit=False) as cursor:
                 yield cursor.sqlite_cursor
-        except sqlite3.Error as exc:
+        except _STORE_FAULTS as exc:
             raise StoreError(f"{type(exc).__name__}: {exc}") from exc
 
     def session(self, identity: SessionIdentity) -> SessionState | None:
