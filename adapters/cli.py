@@ -387,6 +387,10 @@ def parse_payload(text: str | None) -> dict[str, object] | None:
         value = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise CliError(f"--payload: not valid JSON ({exc.msg} at position {exc.pos})") from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise CliError("--payload: a number in it is too long") from None
+    except RecursionError:
+        raise CliError("--payload: nested too deeply") from None
     if not isinstance(value, dict):
         raise CliError("--payload: must be a JSON object")
     return value
@@ -398,6 +402,13 @@ def parse_integer(text: str, field: str) -> int:
         return int(text)
     except ValueError:
         raise InvalidQuery(field, f"must be an integer, not {text!r}") from None
+
+
+def parse_path(text: str, option: str) -> str:
+    """A file path the command reads or appends to; a NUL byte cannot be in one."""
+    if "\x00" in text:
+        raise CliError(f"{option}: a path cannot contain a NUL character")
+    return text
 
 
 def _open_existing(
@@ -430,18 +441,26 @@ def _status(args: argparse.Namespace) -> int:
     limit = parse_integer(args.limit, "limit")
     if args.archive is not None and args.as_of is None:
         raise CliError("--archive: only with --as-of")
+    archive = None if args.archive is None else parse_path(args.archive, "--archive")
     with _open_existing(args.db) as watch:
         if args.as_of is None:
             status = watch.session_status(args.key, changes_since=since, limit=limit, agent_id=args.agent)
         else:
-            status = watch.status_as_of(
-                args.key,
-                parse_integer(args.as_of, "as_of"),
-                changes_since=since,
-                limit=limit,
-                agent_id=args.agent,
-                archive=args.archive,
-            )
+            as_of = parse_integer(args.as_of, "as_of")
+            try:
+                status = watch.status_as_of(
+                    args.key, as_of, changes_since=since, limit=limit, agent_id=args.agent, archive=archive
+                )
+            except _INPUT_ERRORS:
+                raise
+            except (ValueError, LookupError, TypeError, AttributeError) as exc:
+                if archive is None:
+                    raise
+                # The archive is read line by line as the status is rebuilt: a line that is not a
+                # stored signal fails there (bad JSON, not UTF-8, not an object, an unknown type).
+                raise CliError(
+                    f"--archive: {archive} is not a prune archive ({type(exc).__name__})"
+                ) from None
     if args.json:
         _print_json(status.to_json())
     else:
@@ -497,11 +516,14 @@ def _import(args: argparse.Namespace) -> int:
     source = Path(args.file)
     if not source.is_file():
         raise CliError(f"FILE: no such file: {source}")
-    with (
-        open_watch(args.db, sweep_on_open=False, cross_process_wakes=False) as watch,
-        source.open(encoding="utf-8") as lines,
-    ):
-        report = import_history(watch.store, lines)
+    try:
+        with (
+            open_watch(args.db, sweep_on_open=False, cross_process_wakes=False) as watch,
+            source.open(encoding="utf-8") as lines,
+        ):
+            report = import_history(watch.store, lines)
+    except UnicodeDecodeError:  # found while checking the lines, before anything is written
+        raise CliError(f"FILE: {source} is not UTF-8 text") from None
     if args.json:
         _print_json(dataclasses.asdict(report))
     else:
@@ -664,7 +686,7 @@ def _prune(args: argparse.Namespace) -> int:
         policy = Retention(
             days=float(args.days),
             max_signals=parse_integer(args.max_signals, "max_signals"),
-            archive=args.archive,
+            archive=None if args.archive is None else parse_path(args.archive, "--archive"),
         )
     except (ValueError, ValidationError) as exc:
         raise CliError(f"retention: {_first_error(exc)}") from None
@@ -821,6 +843,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
+    except OSError as exc:  # a file named on the command line: missing, a directory, a name too long
+        _fail(str(exc))
+        return EXIT_USAGE
     except KeyboardInterrupt:
         _fail("interrupted")
         return EXIT_INTERRUPTED

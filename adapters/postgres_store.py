@@ -17,7 +17,8 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from typing import Any, Final, TypeAlias, TypeVar
+from typing import Any, Final, NoReturn, TypeAlias, TypeVar
+from urllib.parse import unquote, urlsplit
 from uuid import UUID
 
 import orjson
@@ -34,7 +35,7 @@ from sessionwatch.adapters.mapper import encode
 from sessionwatch.adapters.postgres_listener import Deliver, PostgresWakeListener
 from sessionwatch.adapters.sql_write import ArchiveRow, SetBasedWrite
 from sessionwatch.adapters.store import StoredHistory, StoreError
-from sessionwatch.adapters.urls import PostgresUrl
+from sessionwatch.adapters.urls import InvalidStoreUrl, PostgresUrl
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity, is_subagent_key
 from sessionwatch.domain.session import (
@@ -100,6 +101,43 @@ def connect_kwargs(url: PostgresUrl, role: str = "") -> dict[str, object]:
     }
 
 
+def _redacted(message: str, conninfo: str) -> str:
+    """`message` with the URL, and its password in every spelling, replaced by `***`.
+
+    libpq quotes what it cannot use (a percent-encoded token, sometimes the whole URI), and a
+    password must never reach an exception, a log line or the CLI's stderr (SPEC §15.2).
+    """
+    secrets = {conninfo}
+    with suppress(ValueError):
+        password = urlsplit(conninfo).password
+        if password:
+            secrets |= {password, unquote(password)}
+    with suppress(psycopg.Error):
+        parsed = conninfo_to_dict(conninfo).get("password")
+        if parsed:
+            secrets.add(str(parsed))
+    for secret in sorted(secrets, key=len, reverse=True):
+        message = message.replace(secret, "***")
+    return message
+
+
+def _raise_redacted(exc: psycopg.Error, conninfo: str) -> NoReturn:
+    """Re-raise `exc`, or an error of its class without the credentials its message quotes."""
+    message = str(exc)
+    clean = _redacted(message, conninfo)
+    if clean == message:
+        raise exc
+    raise type(exc)(clean) from None  # the original, which quotes the password, is not chained
+
+
+def _connect(conninfo: str, **kwargs: object) -> Connection:
+    """`psycopg.connect`, whose errors never carry the URL's password."""
+    try:
+        return psycopg.connect(conninfo, **kwargs)  # type: ignore[arg-type]
+    except psycopg.Error as exc:
+        _raise_redacted(exc, conninfo)
+
+
 class _Connections:
     """A small pool: connections are made on demand, broken ones are dropped, a few idle ones kept.
 
@@ -122,7 +160,7 @@ class _Connections:
                 raise StoreError("the store is closed")
             if self._idle:
                 return self._idle.pop()
-        return psycopg.connect(self._conninfo, **self._kwargs)  # type: ignore[arg-type]
+        return _connect(self._conninfo, **self._kwargs)
 
     def give_back(self, conn: Connection) -> None:
         """Keep a healthy idle connection; close anything else."""
@@ -247,7 +285,10 @@ class PostgresSignalStore:
         self.schema = url.schema
         self.origin = uuid.uuid4().hex
         """This store instance's token in wake payloads: its own listener skips its own wakes."""
-        self._connections = _Connections(url)
+        try:
+            self._connections = _Connections(url)
+        except psycopg.Error as exc:  # libpq cannot parse the URL; its message may quote the password
+            raise InvalidStoreUrl(f"url: {_redacted(str(exc), url.conninfo).strip()}") from None
         self._listener: PostgresWakeListener | None = None
         self.lock_retries = 0
         """How often a writer of this store found the write lock held past `lock_timeout` and retried."""
@@ -525,7 +566,7 @@ class PostgresSignalStore:
         """The listener's own connection, with TCP keepalives: a LISTEN may be quiet for hours."""
         kwargs = connect_kwargs(self.url, "-listener")
         keepalives = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
-        return psycopg.connect(self.url.conninfo, **kwargs, **keepalives)  # type: ignore[arg-type]
+        return _connect(self.url.conninfo, **kwargs, **keepalives)
 
     @property
     def listener(self) -> PostgresWakeListener | None:

@@ -64,7 +64,12 @@ def parse_url(url: str | None) -> StoreUrl:
         raise InvalidStoreUrl("url: must be a non-empty string")
     if "://" not in text:
         return StoreUrl("sqlite", text)
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+    except ValueError:  # its message may quote the netloc, password included: not repeated here
+        raise InvalidStoreUrl(
+            "url: cannot be parsed (an unbalanced '[' or a character not allowed in the host part)"
+        ) from None
     if parts.scheme == "memory":
         return StoreUrl("memory")
     if parts.scheme == "sqlite":

@@ -14,6 +14,8 @@ from sessionwatch.domain.text import has_control_character
 
 MAX_SUMMARY_LENGTH = 200
 MAX_PAYLOAD_BYTES = 4096
+MAX_TURNS = 2**63 - 1
+"""The largest `turns` a payload carries: a signed 64-bit integer, what stored JSON (orjson) holds."""
 OCCURRED_AT_WINDOW = timedelta(hours=24)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -96,7 +98,7 @@ class Payload(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    turns: int | None = Field(default=None, ge=1)
+    turns: int | None = Field(default=None, ge=1, le=MAX_TURNS)
     channel: str | None = None
     status: str | None = None
     outcome: FailedOutcome | None = None
@@ -169,8 +171,8 @@ def check_payload(kind: SignalKind, payload: object) -> Payload | None:
 
 def _check_payload_value(key: str, value: object) -> None:
     if key == "turns":
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise InvalidSignal("payload", "turns must be a positive integer")
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_TURNS:
+            raise InvalidSignal("payload", f"turns must be a positive integer of at most {MAX_TURNS}")
     elif key == "outcome":
         if value not in ("error", "timeout", "cancelled"):
             raise InvalidSignal("payload", "outcome must be one of error, timeout, cancelled")
@@ -224,8 +226,8 @@ def clamp_occurred_at(occurred_at: object, now: datetime) -> int:
             raise InvalidSignal("occurred_at", "must be timezone-aware")
         ms = to_epoch_ms(occurred_at)
     elif isinstance(occurred_at, int | float) and not isinstance(occurred_at, bool):
-        if not math.isfinite(occurred_at):
-            return now_ms
+        if isinstance(occurred_at, float) and not math.isfinite(occurred_at):
+            return now_ms  # an int is always finite; math.isfinite would overflow on a huge one
         ms = int(occurred_at)
     else:
         raise InvalidSignal("occurred_at", "must be an aware datetime or epoch milliseconds")
@@ -241,8 +243,10 @@ def notice_text(target: str, last_seen: int) -> str:
     )
 
 
-def human_message_summary(channel: str | None) -> str:
+def human_message_summary(channel: object) -> str:
     """`human message via <channel>`, the channel trimmed, `unknown` when empty (SPEC §3.2)."""
+    if channel is not None and not isinstance(channel, str):  # bytes would read as "b'...'"
+        raise InvalidSignal("channel", "must be a string")
     trimmed = (channel or "").strip()
     return f"human message via {trimmed or 'unknown'}"
 

@@ -443,3 +443,31 @@ def test_a_recorded_draft_becomes_a_record_command_at_its_sequence() -> None:
     command = draft.at(42)
     assert command.sequence == 42
     assert (command.session_key, command.agent_id, command.kind) == ("global", "ops", SignalKind.ADOPTED)
+
+
+# ------------------------------------------------------------ input the fuzzers found (issue 9)
+
+
+@pytest.mark.parametrize("value", [10**400, -(10**400), 2**64])
+def test_epoch_milliseconds_too_large_for_a_float_are_clamped_not_an_overflow(value: int) -> None:
+    assert clamp_occurred_at(value, NOW) == (NOW_MS if value > 0 else NOW_MS - DAY_MS)
+
+
+@pytest.mark.parametrize("turns", [2**63, 10**30])
+def test_turns_beyond_a_64_bit_integer_are_an_invalid_payload(turns: int) -> None:
+    with pytest.raises(InvalidSignal) as refused:
+        check_payload(SignalKind.HUMAN_DIRECT_MESSAGE, {"turns": turns})
+    assert refused.value.field == "payload"
+
+
+def test_the_largest_64_bit_turns_is_a_valid_payload() -> None:
+    checked = check_payload(SignalKind.HUMAN_DIRECT_MESSAGE, {"turns": 2**63 - 1})
+    assert checked is not None
+    assert checked.as_dict() == {"turns": 2**63 - 1}
+
+
+@pytest.mark.parametrize("channel", [b"telegram", 5, ["telegram"], object()])
+def test_a_channel_that_is_not_text_is_an_invalid_signal_not_a_summary(channel: object) -> None:
+    with pytest.raises(InvalidSignal) as refused:
+        human_message_summary(channel)
+    assert refused.value.field == "channel"
