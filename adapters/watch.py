@@ -43,7 +43,7 @@ from sessionwatch.domain import session, upstream, watch_cursor
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSession
 from sessionwatch.domain.keys import SessionIdentity, check_key, is_subagent_key, resolve_identity
 from sessionwatch.domain.ports import Clock, Transcripts, UpstreamProvider, Waker
-from sessionwatch.domain.recording import SignalDraft, check_signal
+from sessionwatch.domain.recording import SignalDraft, check_signal, check_watchers
 from sessionwatch.domain.registry import META_FIELDS, Route, SessionMeta
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.session import (
@@ -406,11 +406,8 @@ class SessionWatch:
 
     @staticmethod
     def _check_kind_name(kind: object) -> str:
-        if not isinstance(kind, str) or not kind.strip() or len(kind) > _MAX_KIND_LENGTH:
-            raise InvalidSignal(
-                "kind", f"session kind must be a non-empty string of at most {_MAX_KIND_LENGTH}"
-            )
-        return kind
+        """A session kind: a short single-line string (`check_text`: no control characters, UTF-8)."""
+        return check_text(kind, "kind", max_length=_MAX_KIND_LENGTH)
 
     # ---------------------------------------------------------------------------------- strict
 
@@ -440,13 +437,15 @@ class SessionWatch:
                 occurred_at=occurred_at,
                 dedupe_key=dedupe_key,
                 agent_id=agent_id,
-                watchers=tuple(watchers),
+                watchers=check_watchers(watchers),
             )
         )
         return self._commit(lambda tx: self._record_in(tx, draft))
 
     def record_many(self, inputs: Iterable[SignalInput]) -> list[Signal]:
         """Record many signals in one transaction: all of them, or none when any is invalid."""
+        if isinstance(inputs, str | bytes | Mapping) or not isinstance(inputs, Iterable):
+            raise InvalidSignal("inputs", "must be an iterable of SignalInput")
         drafts = []
         for index, item in enumerate(inputs):
             if not isinstance(item, SignalInput):
@@ -804,7 +803,11 @@ class SessionWatch:
         A `Notice` names its target exactly; a key names every target with that key.
         """
         watcher = _query_key(watcher_key, "watcher_key")
+        if isinstance(targets, str | bytes | Mapping) or not isinstance(targets, Iterable):
+            raise InvalidQuery("targets", "must be an iterable of target keys or notices")
         targets = list(targets)  # read twice below; a generator must not be spent by the first pass
+        if any(not isinstance(t, str | Notice) for t in targets):
+            raise InvalidQuery("targets", "each target must be a session key or a Notice")
         exact = {(t.target, t.target_agent_id) for t in targets if isinstance(t, Notice)}
         by_key = {_query_key(t, "targets") for t in targets if isinstance(t, str)}
         with self._store.write() as tx:
@@ -1115,6 +1118,8 @@ class SessionWatch:
         if agent_id is not None:
             rows = [r for r in rows if r.agent_id == agent_id]
         if kinds is not None:
+            if isinstance(kinds, str | bytes) or not isinstance(kinds, Iterable):
+                raise InvalidQuery("kinds", "must be a sequence of session kinds")
             wanted = set(kinds)
             rows = [r for r in rows if r.kind in wanted]
         return rows

@@ -30,7 +30,7 @@ class Retention(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     days: float = Field(default=30, gt=0, le=36_500, allow_inf_nan=False)
-    max_signals: int = Field(default=50_000, ge=1)
+    max_signals: int = Field(default=50_000, ge=1, le=2**63 - 1)
     archive: str | None = None
     prune_interval: timedelta = Field(default=timedelta(hours=1), ge=timedelta(0))
 

@@ -11,6 +11,8 @@ from sessionwatch.domain.session import SessionState, SignalRecorded
 from sessionwatch.projections.models import SessionStatus, StateChange, StateChanges
 
 MAX_PAGE = 200
+MAX_SEQUENCE = 2**63 - 1
+"""The largest sequence a store can hold (a signed 64-bit integer in SQLite and PostgreSQL)."""
 
 
 def check_changes_since(changes_since: object) -> int | None:
@@ -21,7 +23,7 @@ def check_changes_since(changes_since: object) -> int | None:
         raise InvalidQuery("changes_since", "must be an integer >= 0")
     if changes_since < 0:
         raise InvalidQuery("changes_since", "must be >= 0")
-    return changes_since
+    return min(changes_since, MAX_SEQUENCE)  # no sequence is above it: the answer is the same
 
 
 def clamp_limit(limit: object) -> int:

@@ -708,12 +708,6 @@ def test_a_real_process_reads_and_writes_text_that_is_not_ascii(processes: Path)
 # ------------------------------------------- known defects outside this files (report)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="SqliteSignalStore binds changes_since and max_signals unclamped: sqlite3 cannot bind an int "
-    "above 2**63 - 1, an OverflowError the CLI reports as an internal error (exit 3)",
-)
 @pytest.mark.parametrize(
     "argv",
     [["status", CHILD, "--since", str(2**63)], ["prune", "--max-signals", str(2**63)]],

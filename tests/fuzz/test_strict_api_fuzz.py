@@ -48,7 +48,6 @@ from sessionwatch import (
     Signal,
     SignalInput,
     SignalKind,
-    StoreError,
     UnknownSession,
 )
 from sessionwatch.domain.keys import SessionIdentity, agent_id_of
@@ -731,17 +730,11 @@ def test_the_producer_calls_the_fuzzer_corrupts_record_when_their_arguments_are_
     assert [s.sequence for s in recorded if s is not None] == list(range(4, 4 + len(recorded)))
 
 
-# ------------------------------------------- known defects outside this files (report)
+# ------------------------------------------------- collection and kind arguments (typed refusals)
 
 NOT_SEQUENCES: tuple[object, ...] = (None, 5, "agent:main:main")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=(TypeError, pytest.fail.Exception),
-    reason="SessionWatch.record calls tuple(watchers) before validating it (adapters/watch.py): None "
-    "or 5 raise TypeError, and a str is split into one-character watcher keys",
-)
 @pytest.mark.parametrize("watchers", NOT_SEQUENCES)
 def test_record_refuses_watchers_that_are_not_a_sequence_of_keys(
     seeded: SessionWatch, watchers: object
@@ -752,12 +745,6 @@ def test_record_refuses_watchers_that_are_not_a_sequence_of_keys(
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason="record_many, acknowledge and sessions_list iterate their argument unchecked "
-    "(adapters/watch.py): TypeError, or a str iterated character by character",
-)
 @pytest.mark.parametrize("method", ["record_many", "acknowledge", "sessions_list"])
 def test_collection_arguments_that_are_not_collections_are_typed_errors(
     seeded: SessionWatch, method: str
@@ -771,13 +758,6 @@ def test_collection_arguments_that_are_not_collections_are_typed_errors(
     expect_refused(seeded, error, field, attempt)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=(TypeError, StoreError, pytest.fail.Exception),
-    reason="SessionWatch._check_kind_name (adapters/watch.py) only checks type and length: a session "
-    "kind with a line break is stored (PostgreSQL refuses a NUL: StoreError), one with a lone surrogate "
-    "fails in the encoder with TypeError",
-)
 @pytest.mark.parametrize("kind", ["main\nspoofed", "main\x00", "\ud800"])
 def test_upsert_session_refuses_a_session_kind_with_a_control_character(
     seeded: SessionWatch, kind: str
@@ -785,18 +765,7 @@ def test_upsert_session_refuses_a_session_kind_with_a_control_character(
     expect_refused(seeded, InvalidSignal, "kind", lambda: seeded.upsert_session(MANAGER, kind=kind))
 
 
-def test_changes_since_beyond_the_sql_integer_range_is_answered_like_any_other(
-    seeded: SessionWatch, store_kind: str, request: pytest.FixtureRequest
-) -> None:
-    if store_kind == "sqlite":
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                raises=OverflowError,
-                reason="SqliteSignalStore.status binds changes_since unclamped: sqlite3 cannot bind an "
-                "int above 2**63 - 1 (fix: clamp it in projections/status.check_changes_since)",
-            )
-        )
+def test_changes_since_beyond_the_sql_integer_range_is_answered_like_any_other(seeded: SessionWatch) -> None:
     status = seeded.session_status(CHILD, changes_since=2**63)
     assert status.state_changes is not None
     assert (status.state_changes.events, status.state_changes.history_gap) == ((), False)
