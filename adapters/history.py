@@ -41,8 +41,10 @@ from sessionwatch.adapters.mapper import (
     session_stream_id,
 )
 from sessionwatch.adapters.store import SignalStore, StoreNotEmptyError
+from sessionwatch.domain.errors import InvalidSignal
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
+from sessionwatch.domain.recording import check_recorded
 from sessionwatch.domain.retention import SignalsPruned
 from sessionwatch.domain.session import (
     SessionDeleted,
@@ -278,6 +280,11 @@ class _Reader:
             raise HistoryError(str(exc), line=number) from exc
         except ValidationError as exc:
             raise HistoryError(f"invalid {topic} payload: {_validation_summary(exc)}", line=number) from exc
+        if isinstance(event, SignalRecorded):
+            try:
+                check_recorded(event)  # what the strict API refuses does not enter by the back door
+            except InvalidSignal as exc:
+                raise HistoryError(f"invalid {topic} payload: {exc}", line=number) from None
         self._place(number, stream, version, event)
         self.events.append((stream, version, event))
 

@@ -33,6 +33,7 @@ from sessionwatch.adapters.mapper import STORE_STREAM_ID, session_stream_id
 from sessionwatch.adapters.store import SignalStore, StoreNotEmptyError
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity, agent_id_of
+from sessionwatch.domain.recording import check_recorded
 from sessionwatch.domain.retention import PruneCutoffs, SignalsPruned
 from sessionwatch.domain.session import SessionState, SignalRecorded
 from sessionwatch.domain.signals import PAYLOAD_KEYS, SignalKind
@@ -245,7 +246,7 @@ def _signal(row: tuple[Any, ...], reference: _Reference) -> SignalRecorded:
     try:
         signal_kind = SignalKind(kind)
         payload = _payload(signal_kind, payload_json, reference)
-        return SignalRecorded(
+        signal = SignalRecorded(
             sequence=sequence,
             session_key=key,
             agent_id=agent,
@@ -260,8 +261,10 @@ def _signal(row: tuple[Any, ...], reference: _Reference) -> SignalRecorded:
             payload=payload,
             dedupe_key=dedupe,
         )
+        check_recorded(signal)  # what the strict API refuses does not enter by the back door
     except (ValueError, ValidationError) as exc:
         raise OpenclawImportError(f"session_state_events sequence {sequence}: {_reason(exc)}") from None
+    return signal
 
 
 def _payload(kind: SignalKind, payload_json: object, reference: _Reference) -> dict[str, Any] | None:

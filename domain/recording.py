@@ -10,13 +10,15 @@ from datetime import datetime
 
 from sessionwatch.domain.errors import InvalidSignal
 from sessionwatch.domain.keys import check_key, resolve_identity
-from sessionwatch.domain.session import RecordSignal, SignalFields
+from sessionwatch.domain.session import RecordSignal, SignalFields, SignalRecorded
 from sessionwatch.domain.signals import (
+    MAX_SEQUENCE,
     check_kind,
     check_optional_text,
     check_payload,
     check_summary,
     clamp_occurred_at,
+    from_epoch_ms,
     to_epoch_ms,
 )
 
@@ -76,3 +78,34 @@ def check_watchers(watchers: object) -> tuple[str, ...]:
         raise InvalidSignal("watchers", "must be a sequence of session keys")
     checked = [check_key(w, "watchers") for w in watchers]
     return tuple(dict.fromkeys(sorted(checked) if isinstance(watchers, set | frozenset) else checked))
+
+
+def check_recorded(signal: SignalRecorded) -> None:
+    """A signal another store recorded (an import) is one the strict API would record, else `InvalidSignal`.
+
+    Key, agent id, kind, actor, ids, summary, payload and watchers pass `check_signal` unchanged
+    (a key that is not in its canonical form is refused, not rewritten), and the sequence leaves
+    room for the next one.
+    """
+    if not 0 < signal.sequence < MAX_SEQUENCE:
+        raise InvalidSignal("sequence", f"must be between 1 and {MAX_SEQUENCE - 1}")
+    try:
+        recorded_at = from_epoch_ms(signal.recorded_at_ms)
+    except (OverflowError, ValueError):
+        raise InvalidSignal("recorded_at_ms", "is not a representable time") from None
+    draft = check_signal(
+        session_key=signal.session_key,
+        agent_id=signal.agent_id,
+        kind=signal.kind,
+        actor_type=signal.actor_type,
+        actor_id=signal.actor_id,
+        summary=signal.summary,
+        now=recorded_at,
+        payload=signal.payload.as_dict() if signal.payload is not None else None,
+        run_id=signal.run_id,
+        session_id=signal.session_id,
+        dedupe_key=signal.dedupe_key,
+        watchers=signal.watchers,
+    )
+    if draft.identity != signal.identity:
+        raise InvalidSignal("session_key", "is not in its canonical form (agent-qualified, trimmed)")

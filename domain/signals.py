@@ -16,6 +16,8 @@ MAX_SUMMARY_LENGTH = 200
 MAX_PAYLOAD_BYTES = 4096
 MAX_TURNS = 2**63 - 1
 """The largest `turns` a payload carries: a signed 64-bit integer, what stored JSON (orjson) holds."""
+MAX_SEQUENCE = 2**63 - 1
+"""The largest sequence a store can hold (a signed 64-bit integer in SQLite and PostgreSQL)."""
 OCCURRED_AT_WINDOW = timedelta(hours=24)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

@@ -8,11 +8,10 @@ from dataclasses import replace
 
 from sessionwatch.domain.errors import InvalidQuery
 from sessionwatch.domain.session import SessionState, SignalRecorded
+from sessionwatch.domain.signals import MAX_SEQUENCE
 from sessionwatch.projections.models import SessionStatus, StateChange, StateChanges
 
 MAX_PAGE = 200
-MAX_SEQUENCE = 2**63 - 1
-"""The largest sequence a store can hold (a signed 64-bit integer in SQLite and PostgreSQL)."""
 
 
 def check_changes_since(changes_since: object) -> int | None:

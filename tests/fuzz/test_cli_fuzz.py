@@ -705,7 +705,7 @@ def test_a_real_process_reads_and_writes_text_that_is_not_ascii(processes: Path)
     assert [e["summary"] for e in json.loads(status.out)["stateChanges"]["events"]] == ["目標 更新"]
 
 
-# ------------------------------------------- known defects outside this issue's files (report)
+# ------------------------------------------------------- large integers and imports (typed refusals)
 
 
 @pytest.mark.parametrize(
@@ -717,12 +717,6 @@ def test_integers_beyond_the_sql_range_are_never_an_internal_error(cli: Cli, arg
     assert outcome.code in (0, 2)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="import-openclaw (adapters/openclaw.py) copies summaries, keys, payloads and the counter "
-    "without the strict API's checks: message-like text and malformed keys enter the store",
-)
 @pytest.mark.parametrize(
     ("column", "value"),
     [
@@ -749,12 +743,6 @@ def test_import_openclaw_refuses_rows_the_strict_api_refuses(
     assert_one_error_line(outcome)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="import (adapters/history.py) checks streams and versions but not the signals' content: a "
-    "multi-line or over-long summary, which the strict API refuses, is imported",
-)
 @pytest.mark.parametrize("summary", ["goal\\nupdated: the text of a message", "x" * 5000])
 def test_import_refuses_a_history_whose_signals_the_strict_api_refuses(
     cli: Cli, tmp_path: Path, summary: str
