@@ -111,7 +111,7 @@ class _Pool(SQLiteConnectionPool):
         """
         try:
             raw = sqlite3.connect(
-                f"file:{quote(self.db_name)}?mode=rw",
+                f"file:{quote(os.fsencode(self.db_name))}?mode=rw",
                 uri=True,
                 check_same_thread=False,
                 isolation_level=None,  # autocommit: transactions are begun explicitly

@@ -478,9 +478,7 @@ class SessionWatch:
         return Signal.from_event(event)
 
     def _draft(self, item: SignalInput) -> SignalDraft:
-        actor = item.actor
-        if not isinstance(actor, Actor):
-            raise InvalidSignal("actor", "must be an Actor (Actor.human(), Actor.agent(key), Actor.system())")
+        actor = _check_actor(item.actor)
         return check_signal(
             session_key=item.session_key,
             agent_id=item.agent_id,
@@ -537,12 +535,13 @@ class SessionWatch:
             return attempt()
         except Exception as exc:  # noqa: BLE001 - recording must never fail the host's action
             reason = exc.field if isinstance(exc, InvalidSignal) else type(exc).__name__
+            shown = _bounded(key)  # a malformed key can be any size: the log line stays one short line
             logger.warning(
                 "sessionwatch: signal not recorded (session_key=%r kind=%s reason=%s)",
-                key,
+                shown,
                 kind.value,
                 reason,
-                extra={"session_key": key, "signal_kind": kind.value, "reason": reason},
+                extra={"session_key": shown, "signal_kind": kind.value, "reason": reason},
             )
             return None
 
@@ -561,7 +560,7 @@ class SessionWatch:
         kind = SignalKind.HUMAN_DIRECT_MESSAGE
 
         def attempt() -> Signal | None:
-            who = actor or Actor.human()
+            who = Actor.human() if actor is None else _check_actor(actor)
             draft = check_signal(
                 session_key=key,
                 agent_id=agent_id,
@@ -601,7 +600,7 @@ class SessionWatch:
         kind = SignalKind.GOAL_CHANGED
 
         def attempt() -> Signal:
-            who = actor or Actor.system()
+            who = Actor.system() if actor is None else _check_actor(actor)
             draft = check_signal(
                 session_key=key,
                 agent_id=agent_id,
@@ -1100,7 +1099,15 @@ class SessionWatch:
             raise UnknownSession(key)
         found: dict[int, SignalRecorded] = {}
         if archive is not None:
-            found.update((s.sequence, s) for s in archived_signals(archive) if s.identity == identity)
+            try:
+                archived = [s for s in archived_signals(archive) if s.identity == identity]
+            except (
+                OSError,
+                ValueError,
+                LookupError,
+            ) as exc:  # missing, unreadable, not JSON Lines, not signals
+                raise InvalidQuery("archive", f"cannot read {archive} as a prune archive ({exc})") from None
+            found.update((s.sequence, s) for s in archived)
         for event in self._store.replay():
             if isinstance(event, SignalRecorded) and event.identity == identity:
                 found[event.sequence] = event
@@ -1159,6 +1166,22 @@ _UPSERT_FIELDS: Final = ("session_id", "kind", "spawned_by", "parent_session_key
 """The registry fields `session.upserted.v1` sets; `update_session` passes them to the upsert."""
 
 _RUN_OUTCOMES: Final = get_args(RunOutcome)
+
+
+_LOGGED_KEY_LENGTH: Final = 200
+
+
+def _bounded(key: object) -> str:
+    """The key as text (a non-string as its `repr`), cut to `_LOGGED_KEY_LENGTH` characters (marked `…`)."""
+    shown = key if isinstance(key, str) else repr(key)
+    return shown if len(shown) <= _LOGGED_KEY_LENGTH else f"{shown[:_LOGGED_KEY_LENGTH]}…"
+
+
+def _check_actor(actor: object) -> Actor:
+    """An `Actor`, else `InvalidSignal` naming `actor` (a falsy value is not "not given")."""
+    if not isinstance(actor, Actor):
+        raise InvalidSignal("actor", "must be an Actor (Actor.human(), Actor.agent(key), Actor.system())")
+    return actor
 
 
 def _check_meta(given: Mapping[str, object]) -> SessionMeta:
