@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from sessionwatch.adapters.clock import SystemClock
 from sessionwatch.adapters.store import StoreError
+from sessionwatch.adapters.tools import SessionTools
 from sessionwatch.adapters.transcript_provider import JsonlTranscriptProvider, TranscriptFormat, marker_at_end
 from sessionwatch.adapters.upstream import MonitorHandle
 from sessionwatch.adapters.urls import InvalidStoreUrl
@@ -17,6 +18,36 @@ from sessionwatch.domain.ports import Clock, Transcripts, UpstreamProvider, Wake
 from sessionwatch.domain.registry import Route, SessionMeta
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.signals import Actor, SignalKind, classify_actor, notice_text
+from sessionwatch.domain.tools import (
+    A2APlan,
+    A2AReport,
+    AnnounceRequest,
+    ChildRunRequest,
+    Dispatch,
+    DispatchRequest,
+    InvalidToolInput,
+    InvalidToolPolicy,
+    Models,
+    Runtime,
+    RuntimeFailure,
+    RunWait,
+    SessionsHistoryResult,
+    SessionsListResult,
+    SessionsSendResult,
+    SessionsSpawnResult,
+    SessionStatusResult,
+    SessionsYieldResult,
+    SubagentsResult,
+    TitleFields,
+    ToolContext,
+    ToolError,
+    ToolForbidden,
+    ToolNotAllowed,
+    ToolsConfig,
+    TranscriptPage,
+    Usage,
+)
+from sessionwatch.domain.tools import Transcripts as ToolTranscripts
 from sessionwatch.domain.upstream import UpstreamActivity, UpstreamMissing, UpstreamProbe
 from sessionwatch.projections.audit import Violation
 from sessionwatch.projections.models import (
@@ -38,14 +69,23 @@ from sessionwatch.projections.models import (
 )
 
 __all__ = [
+    "A2APlan",
+    "A2AReport",
     "Actor",
+    "AnnounceRequest",
     "AuditReport",
+    "ChildRunRequest",
     "Clock",
     "Cursor",
+    "Dispatch",
+    "DispatchRequest",
     "InvalidQuery",
     "InvalidSignal",
     "InvalidStoreUrl",
+    "InvalidToolInput",
+    "InvalidToolPolicy",
     "JsonlTranscriptProvider",
+    "Models",
     "MonitorHandle",
     "Notice",
     "PruneReport",
@@ -53,21 +93,40 @@ __all__ = [
     "Retention",
     "Route",
     "RunRecord",
+    "RunWait",
+    "Runtime",
+    "RuntimeFailure",
     "SessionEntry",
     "SessionMeta",
     "SessionRow",
     "SessionStatus",
+    "SessionStatusResult",
+    "SessionTools",
     "SessionWatch",
+    "SessionsHistoryResult",
+    "SessionsListResult",
+    "SessionsSendResult",
+    "SessionsSpawnResult",
+    "SessionsYieldResult",
     "Signal",
     "SignalInput",
     "SignalKind",
     "StateChange",
     "StateChanges",
     "StoreError",
+    "SubagentsResult",
     "SweepReport",
     "SystemClock",
     "TickReport",
+    "TitleFields",
+    "ToolContext",
+    "ToolError",
+    "ToolForbidden",
+    "ToolNotAllowed",
+    "ToolTranscripts",
+    "ToolsConfig",
     "TranscriptFormat",
+    "TranscriptPage",
     "Transcripts",
     "UnknownSession",
     "UpstreamActivity",
@@ -75,6 +134,7 @@ __all__ = [
     "UpstreamMissing",
     "UpstreamProbe",
     "UpstreamProvider",
+    "Usage",
     "Violation",
     "Waker",
     "classify_actor",

@@ -3,7 +3,9 @@
 Shell code only: the story drives the public `SessionWatch` API and prints what each step did,
 one line per step (notice lines byte-exact, indented) plus the §7.1 reconciliation JSON:
 the manager spawns two children (seeding its cursors); a human types into one three times (one
-notice, however many changes) and changes the other's goal (a second notice); that child's run fails
+notice, however many changes); through `SessionTools` (with in-memory host ports defined here) the
+manager lists its children and reads one's sanitized history; a human changes the other child's goal
+(a second notice); that child's run fails
 (log only, no notice); the manager reads its notices, reconciles each with `changesSince`, and a
 human types again before it acknowledges (exactly one follow-up notice); the store restarts, the
 start-up sweep re-publishes the follow-up and wakes the manager, which drains it; the read models
@@ -23,9 +25,23 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from sessionwatch.adapters.store import StoreError
+from sessionwatch.adapters.tools import SessionTools
 from sessionwatch.adapters.urls import InvalidStoreUrl, parse_url
 from sessionwatch.adapters.watch import SessionWatch, open_watch
+from sessionwatch.domain.registry import Route
 from sessionwatch.domain.signals import Actor, classify_actor
+from sessionwatch.domain.tools.config import ToolContext, ToolsConfig
+from sessionwatch.domain.tools.ports import (
+    AnnounceRequest,
+    ChildRunRequest,
+    Dispatch,
+    DispatchRequest,
+    InputProvenance,
+    RunWait,
+    TitleFields,
+    TranscriptPage,
+    Usage,
+)
 from sessionwatch.projections.models import Notice, Signal, SweepReport
 
 DEMO_PATH = "sessionwatch-demo.db"
@@ -48,6 +64,7 @@ class DemoReport:
     run: str
     children: tuple[str, str]
     notices_after_turns: tuple[Json, ...]
+    tools: Json
     notices: tuple[Json, ...]
     reconciliations: tuple[Json, ...]
     acknowledged: tuple[Json, ...]
@@ -70,6 +87,7 @@ class DemoReport:
             "manager": MANAGER,
             "children": list(self.children),
             "noticesAfterTurns": list(self.notices_after_turns),
+            "tools": self.tools,
             "notices": list(self.notices),
             "reconciliations": list(self.reconciliations),
             "acknowledged": list(self.acknowledged),
@@ -214,6 +232,7 @@ def run_demo(db_url: str | None, out: TextIO, *, as_json: bool = False) -> DemoR
         say(f"sessionwatch demo on {url} ({where}), run {run}")
         story = _Story(watch, say, heartbeat, researcher, writer)
         after_turns = _spawns_and_turns(story)
+        tools = _tools_step(story, run)
         gated = _gated_turn(story, f"agent:main:telegram:direct:bob-{run}")
         _goal_and_failure(story)
         read, reconciliations, acknowledged, follow_ups = _read_reconcile_acknowledge(story)
@@ -246,6 +265,7 @@ def run_demo(db_url: str | None, out: TextIO, *, as_json: bool = False) -> DemoR
         run=run,
         children=(researcher, writer),
         notices_after_turns=after_turns,
+        tools=tools,
         notices=read,
         reconciliations=reconciliations,
         acknowledged=acknowledged,
@@ -322,6 +342,153 @@ def _spawns_and_turns(story: _Story) -> tuple[Json, ...]:
         f"cursor {story.cursor(story.researcher)}:"
     )
     return story.show(notices)
+
+
+_RESEARCH_TRANSCRIPT: tuple[dict[str, object], ...] = (
+    {"role": "user", "content": "Find the three slowest endpoints."},
+    {
+        "role": "assistant",
+        "content": "<think>check the APM export first</think>The slowest are /search, /export and /login.",
+    },
+    {"role": "toolResult", "content": "apm.csv: 1200 rows"},
+    {"role": "user", "content": "Pull the next export with token sk-live1234567890abcdef."},
+)
+"""What the demo host's transcript store holds for the researcher (message text stays on the host)."""
+
+
+class _DemoTranscripts:
+    """The demo host's transcript store: the researcher's canned transcript, nothing else."""
+
+    def __init__(self, researcher: str) -> None:
+        self._researcher = researcher
+
+    def _messages(self, key: str) -> tuple[dict[str, object], ...]:
+        return _RESEARCH_TRANSCRIPT if key == self._researcher else ()
+
+    def recent_user_texts(self, session_key: str, agent_id: str, limit: int) -> list[str]:
+        """The session's own user texts, newest last."""
+        del agent_id
+        texts = [str(m["content"]) for m in self._messages(session_key) if m["role"] == "user"]
+        return texts[-limit:]
+
+    def read_messages(
+        self, key: str, agent_id: str, *, limit: int, offset: int | None, merged_imports: bool
+    ) -> TranscriptPage:
+        """The newest `limit` messages before `offset`."""
+        del agent_id, merged_imports
+        messages = self._messages(key)
+        end = len(messages) - (offset or 0)
+        return TranscriptPage(
+            messages=messages[max(0, end - limit) : max(0, end)], total_messages=len(messages)
+        )
+
+    def title_fields(self, key: str, agent_id: str) -> TitleFields:
+        """The first user message and the last message of the session."""
+        del agent_id
+        messages = self._messages(key)
+        users = [str(m["content"]) for m in messages if m["role"] == "user"]
+        return TitleFields(
+            first_user_message=users[0] if users else None,
+            last_message_preview=str(messages[-1]["content"]) if messages else None,
+        )
+
+    def latest_usage(self, key: str, agent_id: str) -> Usage | None:
+        """No usage counters in the demo."""
+        del key, agent_id
+        return None
+
+
+class _DemoRuntime:
+    """The demo host's runtime: nothing runs; dispatches queue, waits time out, yields are refused."""
+
+    def __init__(self) -> None:
+        self.requests: list[object] = []
+
+    def dispatch(self, request: DispatchRequest) -> Dispatch:
+        """Queue the message."""
+        self.requests.append(request)
+        return Dispatch(run_id=f"demo-run-{len(self.requests)}", session_key=request.session_key)
+
+    def wait(self, run_id: str, timeout_seconds: float) -> RunWait:
+        """Nothing finishes in the demo."""
+        del run_id, timeout_seconds
+        return RunWait(status="timeout", terminal=False)
+
+    def run_agent_step(  # noqa: PLR0917 - the positional port signature
+        self,
+        key: str,
+        agent_id: str,
+        message: str,
+        extra_system_prompt: str,
+        timeout_seconds: float,
+        provenance: InputProvenance,
+    ) -> str | None:
+        """No agent answers in the demo."""
+        del key, agent_id, message, extra_system_prompt, timeout_seconds, provenance
+        return None
+
+    def announce(self, route: Route, text: str) -> None:
+        """Keep the delivery."""
+        self.requests.append((route, text))
+
+    def start_child_run(self, request: ChildRunRequest) -> str:
+        """Keep the request; the run id is the child's."""
+        self.requests.append(request)
+        return _run_id(request.child_session_key)
+
+    def request_announce(self, request: AnnounceRequest) -> None:
+        """Keep the request."""
+        self.requests.append(request)
+
+    def yield_turn(self, key: str, message: str) -> bool:
+        """The demo has no turns to end."""
+        del key, message
+        return False
+
+
+class _DemoModels:
+    """The demo host's model catalog: one model."""
+
+    def resolve(self, raw: str, agent_id: str) -> str | None:
+        """Only the one model resolves."""
+        del agent_id
+        return "demo/model" if raw.strip() == "demo/model" else None
+
+    def is_allowed(self, ref: str, agent_id: str) -> bool:
+        """The one model is allowed."""
+        del agent_id
+        return ref == "demo/model"
+
+    def default_for(self, agent_id: str) -> str:
+        """The one model."""
+        del agent_id
+        return "demo/model"
+
+
+def _tools_step(story: _Story, run: str) -> Json:
+    """The manager lists its children and reads one's sanitized history through `SessionTools`."""
+    watch, say = story.watch, story.say
+    for child in (story.researcher, story.writer):
+        watch.update_session(child, label=child.rsplit(":", 1)[-1].split("-")[0])
+    tools = SessionTools(
+        watch,
+        transcripts=_DemoTranscripts(story.researcher),
+        runtime=_DemoRuntime(),
+        models=_DemoModels(),
+        config=ToolsConfig(visibility="tree"),
+    )
+    ctx = ToolContext(session_key=MANAGER, channel="telegram")
+    listed = tools.sessions_list(ctx, {"search": run}).to_json()
+    say(f"{MANAGER} lists its children through SessionTools (sessions_list, visibility tree):")
+    for row in listed["sessions"]:
+        say(f"  {row['key']}  label {row.get('label')}  stateVersion {row.get('stateVersion', 0)}")
+    history = tools.sessions_history(ctx, {"sessionKey": story.researcher}).to_json()
+    say(
+        f"{MANAGER} reads {story.researcher}'s history (sessions_history: read through the host's "
+        "transcript port at call time, thinking and tool results dropped, secrets redacted, never stored):"
+    )
+    say(json.dumps(history, indent=2, ensure_ascii=False))
+    return {"sessionsList": listed, "sessionsHistory": history}
 
 
 def _gated_turn(story: _Story, bystander: str) -> bool:

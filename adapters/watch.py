@@ -224,6 +224,11 @@ class SessionWatch:
         """The underlying store (for audits and tests)."""
         return self._store
 
+    @property
+    def clock(self) -> Clock:
+        """The clock every timestamp of this instance comes from (the session tools share it)."""
+        return self._clock
+
     def _now_ms(self) -> int:
         return to_epoch_ms(self._clock.now())
 

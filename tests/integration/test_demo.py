@@ -385,3 +385,53 @@ def test_the_installed_console_script_runs_the_demo_in_json_mode_twice_on_one_fi
         for status in printed["reconciliations"]:
             assert_reconciliation(status)
     assert (tmp_path / "kept.db").is_file()
+
+
+def test_the_manager_lists_its_children_and_reads_a_sanitized_history_through_session_tools(
+    capsys: pytest.CaptureFixture[str], in_tmp: Path
+) -> None:
+    assert in_tmp
+    out = run_demo(capsys)
+    spawned = children(out)
+    (researcher, _), (writer, _) = spawned["researcher"], spawned["writer"]
+    listed = block(
+        out, f"{MANAGER} lists its children through SessionTools (sessions_list, visibility tree):"
+    )
+    assert listed == [
+        f"  {researcher}  label researcher  stateVersion 5",
+        f"  {writer}  label writer  stateVersion 2",
+    ]
+    history = next(obj for obj in json_objects(out) if "messages" in obj)
+    assert history == {
+        "sessionKey": researcher,
+        "messages": [
+            {"role": "user", "content": "Find the three slowest endpoints."},
+            {"role": "assistant", "content": "The slowest are /search, /export and /login."},
+            {"role": "user", "content": "Pull the next export with token sk-liv…cdef."},
+        ],
+        "truncated": False,
+        "droppedMessages": False,
+        "contentTruncated": False,
+        "contentRedacted": True,
+        "bytes": 216,
+    }
+
+
+def test_the_demo_json_carries_the_session_tools_results(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    printed = json.loads(run_demo(capsys, "--json", "--db", str(tmp_path / "demo.db")))
+    researcher, writer = printed["children"]
+    rows = printed["tools"]["sessionsList"]["sessions"]
+    assert [(row["key"], row["label"], row["kind"], row["parentSessionKey"]) for row in rows] == [
+        (researcher, "researcher", "other", MANAGER),
+        (writer, "writer", "other", MANAGER),
+    ]
+    assert printed["tools"]["sessionsList"]["visibility"]["mode"] == "tree"
+    history = printed["tools"]["sessionsHistory"]
+    assert (history["sessionKey"], history["contentRedacted"], len(history["messages"])) == (
+        researcher,
+        True,
+        3,
+    )
+    assert "sk-live1234567890abcdef" not in json.dumps(printed)
