@@ -5,6 +5,24 @@ The fake clock ships in the test kit (`sessionwatch.testing`, SPEC §16); it is 
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from sessionwatch.testing import START, FakeClock
 
-__all__ = ["START", "FakeClock"]
+__all__ = ["START", "FakeClock", "readme_python_block"]
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def readme_python_block(heading: str) -> str:
+    """The one Python block of the README section under `heading` (it ends at the next heading)."""
+    text = README.read_text(encoding="utf-8")
+    start = text.find(f"\n{heading}\n")
+    assert start >= 0, f"README.md has no {heading!r} section"
+    section = text[start + len(heading) + 2 :]
+    following = re.search(r"^#{1,3} ", section, re.MULTILINE)
+    section = section[: following.start()] if following else section
+    blocks = re.findall(r"^```python\n(.*?)^```$", section, re.MULTILINE | re.DOTALL)
+    assert len(blocks) == 1, f"the {heading!r} section holds {len(blocks)} Python blocks, not one"
+    return str(blocks[0])

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference_gateway import REFERENCE_SCHEMA
 from snapshots import StoreState, store_state
 from strategies import (
     ANY_TEXT,
@@ -528,23 +529,6 @@ def test_import_into_a_store_with_history_is_refused_and_writes_nothing(cli: Cli
         cli.refused("import", path, "--db", f"sqlite:///{tmp_path / 'new.db'}")
 
 
-REFERENCE_SCHEMA = """
-CREATE TABLE session_state_events (
-  sequence INTEGER PRIMARY KEY AUTOINCREMENT, dedupe_key TEXT UNIQUE, session_key TEXT NOT NULL,
-  session_id TEXT, agent_id TEXT NOT NULL, kind TEXT NOT NULL, actor_type TEXT NOT NULL, actor_id TEXT,
-  run_id TEXT, occurred_at INTEGER NOT NULL, summary TEXT NOT NULL, payload_json TEXT);
-CREATE TABLE session_state_heads (
-  session_key TEXT NOT NULL, agent_id TEXT NOT NULL, last_sequence INTEGER NOT NULL,
-  pruned_max_sequence INTEGER NOT NULL DEFAULT 0, updated_at INTEGER NOT NULL,
-  PRIMARY KEY (session_key, agent_id));
-CREATE TABLE session_watch_cursors (
-  watcher_session_key TEXT NOT NULL, target_session_key TEXT NOT NULL,
-  last_seen_sequence INTEGER NOT NULL DEFAULT 0, notified_sequence INTEGER NOT NULL DEFAULT 0,
-  material_sequence INTEGER NOT NULL DEFAULT 0, updated_at INTEGER NOT NULL,
-  watcher_store_path TEXT, provenance TEXT,
-  PRIMARY KEY (watcher_session_key, target_session_key));
-"""
-"""The reference gateway's state tables (SPEC Appendix A)."""
 ROW = (
     1,
     None,

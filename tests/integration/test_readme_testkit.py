@@ -7,13 +7,13 @@ it) and its machine is driven by hand through a restart of the host's own store.
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 import unittest
 from pathlib import Path
 
 import pytest
+from helpers import readme_python_block
 from hypothesis import settings
 
 import sessionwatch
@@ -33,15 +33,7 @@ TARGET = ("global", "main")
 
 def readme_example() -> str:
     """The Python block of the test-kit section (the section ends at the next heading)."""
-    text = README.read_text(encoding="utf-8")
-    start = text.find(f"\n{HEADING}\n")
-    assert start >= 0, f"README.md has no {HEADING!r} section"
-    section = text[start + len(HEADING) + 2 :]
-    following = re.search(r"^#{1,3} ", section, re.MULTILINE)
-    section = section[: following.start()] if following else section
-    blocks = re.findall(r"^```python\n(.*?)^```$", section, re.MULTILINE | re.DOTALL)
-    assert len(blocks) == 1, f"the {HEADING!r} section holds {len(blocks)} Python blocks, not one"
-    return str(blocks[0])
+    return readme_python_block(HEADING)
 
 
 def run_example() -> dict[str, object]:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import readme_python_block
 from tools.fakes import FakeModels, FakeRuntime, FakeTranscripts
 
 from sessionwatch import SessionTools, SessionWatch
@@ -25,15 +26,7 @@ MAX_EXAMPLE_LINES = 20
 
 def readme_example() -> str:
     """The one Python block of the section (it ends at the next heading)."""
-    text = README.read_text(encoding="utf-8")
-    start = text.find(f"\n{HEADING}\n")
-    assert start >= 0, f"README.md has no {HEADING!r} section"
-    section = text[start + len(HEADING) + 2 :]
-    following = re.search(r"^#{1,3} ", section, re.MULTILINE)
-    section = section[: following.start()] if following else section
-    blocks = re.findall(r"^```python\n(.*?)^```$", section, re.MULTILINE | re.DOTALL)
-    assert len(blocks) == 1, f"the {HEADING!r} section holds {len(blocks)} Python blocks, not one"
-    return str(blocks[0])
+    return readme_python_block(HEADING)
 
 
 @pytest.fixture
