@@ -349,12 +349,20 @@ def _drop(key: CursorKey, at_ms: int) -> DropCursor:
 _SPAWNED = SignalKind.CHILD_SPAWNED
 
 
+def signal_may_react(signal: SignalRecorded, cursors_on_target: Mapping[str, CursorState] | None) -> bool:
+    """Whether `react` can imply anything for a signal: a spawn seeds, a cursor or a watcher is notified.
+
+    False is the common case of an unwatched session, which a replay can skip outright.
+    """
+    return signal.kind is _SPAWNED or bool(cursors_on_target) or bool(signal.watchers)
+
+
 def _react_to_signal(
     signal: SignalRecorded, cursors_on_target: Mapping[str, CursorState], at_ms: int
 ) -> list[ImpliedCommand]:
+    if not signal_may_react(signal, cursors_on_target):
+        return []
     kind = signal.kind
-    if kind is not _SPAWNED and not cursors_on_target and not signal.watchers:
-        return []  # nobody to notify or seed: the common case of an unwatched session
     key, agent, sequence = signal.session_key, signal.agent_id, signal.sequence
     if kind is _SPAWNED:
         requester = signal.actor_id

@@ -298,9 +298,11 @@ class Projection:
 
     def _apply_signal(self, event: SignalRecorded) -> list[CursorFact]:
         identity = SessionIdentity(event.session_key, event.agent_id)
-        implied = implied_facts_in(self._cursors, event, identity)
-        if implied:
-            self._cursors = apply_cursor_facts(self._cursors, implied)
+        implied: list[CursorFact] = []
+        if watch_cursor.signal_may_react(event, self._cursors.get(identity)):
+            implied = implied_facts_in(self._cursors, event, identity)
+            if implied:
+                self._cursors = apply_cursor_facts(self._cursors, implied)
         state = self._sessions.get(identity)
         if state is not None and session.raises_head_only(state, event):
             if event.sequence > self._raised.get(identity, state.head):
