@@ -12,6 +12,7 @@ from typing import Any, TypeAlias, TypeVar
 from uuid import UUID
 
 import orjson
+from pydantic import TypeAdapter
 
 from sessionwatch.adapters.mapper import decode, session_stream_id
 from sessionwatch.adapters.store import StoredRow
@@ -138,6 +139,14 @@ def state_change(row: Row) -> StateChange:
         run_id=row[4],
         payload=payload,
     )
+
+
+_STATE_CHANGES: TypeAdapter[list[StateChange]] = TypeAdapter(list[StateChange])
+
+
+def state_changes(page: str | None) -> list[StateChange]:
+    """A page of `changesSince` events from the JSON array the store built, in sequence order."""
+    return sorted(_STATE_CHANGES.validate_json(page or "[]"), key=attrgetter("sequence"))
 
 
 def cursor_state(row: Row) -> CursorState:

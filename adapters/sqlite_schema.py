@@ -7,6 +7,8 @@ rows with `notified > last_seen` are the durable pending-notice view (SPEC §6.3
 
 from __future__ import annotations
 
+from sessionwatch.domain.signals import PAYLOAD_KEYS, PUBLIC_PAYLOAD_KEYS
+
 SCHEMA_VERSION = 2
 EVENTS_TABLE = "stored_events"
 
@@ -138,9 +140,25 @@ INSERT_EVENT = (
 SELECT_SESSION = (
     f"SELECT {SESSION_COLUMNS}, stream_version FROM sw_sessions WHERE session_key=? AND agent_id=?"
 )
-SELECT_PAGE = (
-    "SELECT sequence, kind, actor_type, actor_id, run_id, occurred_at_ms, payload, summary FROM sw_signals"
-    " WHERE session_key=? AND agent_id=? AND sequence>? ORDER BY sequence LIMIT ?"
+# `session_status` with `changesSince` as ONE statement (ADR-0015): the session row, its smallest
+# retained sequence, and the page after `changesSince` as one JSON array of §7.1 events built by
+# SQLite: `occurred_at` in epoch ms (read as milliseconds by the validator above 2e10, else as ISO
+# text), the payload cut to its public keys (NULL when none is left). No row: an unknown identity.
+_PRIVATE_KEYS = ", ".join(
+    f"'$.{key}'" for key in sorted(set().union(*PAYLOAD_KEYS.values()) - set(PUBLIC_PAYLOAD_KEYS))
+)
+"""The whitelisted payload keys `session_status` does not show (stored payloads hold no others)."""
+SELECT_STATUS_JSON = (
+    f"SELECT {SESSION_COLUMNS},"
+    " (SELECT MIN(sequence) FROM sw_signals WHERE session_key = :key AND agent_id = :agent),"
+    " (SELECT json_group_array(json_object('sequence', sequence, 'kind', kind, 'actor_type', actor_type,"
+    " 'occurred_at', CASE WHEN occurred_at_ms > 20000000000 THEN occurred_at_ms"
+    " ELSE strftime('%Y-%m-%dT%H:%M:%fZ', occurred_at_ms / 1000.0, 'unixepoch') END,"
+    " 'summary', summary, 'actor_id', actor_id, 'run_id', run_id, 'payload',"
+    f" json(NULLIF(json_remove(payload, {_PRIVATE_KEYS}), '{{}}')))) FROM"
+    " (SELECT sequence, kind, actor_type, actor_id, run_id, occurred_at_ms, payload, summary FROM sw_signals"
+    " WHERE session_key = :key AND agent_id = :agent AND sequence > :since ORDER BY sequence LIMIT :rows))"
+    " FROM sw_sessions WHERE session_key = :key AND agent_id = :agent"
 )
 SELECT_CURSOR = (
     f"SELECT {CURSOR_COLUMNS} FROM sw_cursors WHERE target_key=? AND target_agent_id=? AND watcher=?"

@@ -393,19 +393,21 @@ class SqliteSignalStore:
     ) -> SessionStatus | None:
         """`session_status` from one read transaction."""
         with self._read() as c:
-            c.execute(sql.SELECT_SESSION, identity)
+            if changes_since is None:
+                c.execute(sql.SELECT_SESSION, identity)
+                row = c.fetchone()
+                return build_status(sql_rows.session_state(row), None) if row is not None else None
+            key, agent = identity
+            c.execute(
+                sql.SELECT_STATUS_JSON,
+                {"key": key, "agent": agent, "since": changes_since, "rows": limit + 1},
+            )
             row = c.fetchone()
             if row is None:
                 return None
-            state = sql_rows.session_state(row)
-            if changes_since is None:
-                return build_status(state, None)
-            c.execute(sql.SELECT_PAGE, (*identity, changes_since, limit + 1))
-            rows = c.fetchall()
-            c.execute("SELECT MIN(sequence) FROM sw_signals WHERE session_key=? AND agent_id=?", identity)
-            first = c.fetchone()[0]
-        page = [sql_rows.state_change(r) for r in rows[:limit]]
-        return build_status(state, changes_since, page, truncated=len(rows) > limit, first_retained=first)
+        state, first, events = sql_rows.session_state(row), row[-2], sql_rows.state_changes(row[-1])
+        page = events[:limit]
+        return build_status(state, changes_since, page, truncated=len(events) > limit, first_retained=first)
 
     def cursor(self, key: CursorKey) -> CursorState | None:
         """One cursor, or None."""

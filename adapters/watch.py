@@ -43,7 +43,7 @@ from sessionwatch.domain import session, upstream, watch_cursor
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSession
 from sessionwatch.domain.keys import SessionIdentity, check_key, is_subagent_key, resolve_identity
 from sessionwatch.domain.ports import Clock, Transcripts, UpstreamProvider, Waker
-from sessionwatch.domain.recording import SignalDraft, check_signal, check_watchers
+from sessionwatch.domain.recording import SignalDraft, check_signal
 from sessionwatch.domain.registry import META_FIELDS, Route, SessionMeta
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.session import (
@@ -442,7 +442,7 @@ class SessionWatch:
                 occurred_at=occurred_at,
                 dedupe_key=dedupe_key,
                 agent_id=agent_id,
-                watchers=check_watchers(watchers),
+                watchers=watchers,  # type: ignore[arg-type] # checked by check_signal, as every field
             )
         )
         return self._commit(lambda tx: self._record_in(tx, draft))
