@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from sessionwatch.adapters.archive import JsonlArchive, archived_signals
 from sessionwatch.adapters.clock import SystemClock
+from sessionwatch.adapters.group_commit import GroupCommit
 from sessionwatch.adapters.memory_store import MemorySignalStore
 from sessionwatch.adapters.runs import RunLedger
 from sessionwatch.adapters.sqlite_store import SqliteSignalStore
@@ -185,6 +186,8 @@ class SessionWatch:
         self._last_prune_ms = store.last_prune_ms() or self._now_ms()
         self.startup_sweep: SweepReport | None = None
         """What the sweep run by `open()` did (None when `sweep_on_open=False`)."""
+        self._writes = GroupCommit(store)
+        """Records from several threads share a transaction (ADR-0016)."""
         self.active_runs = ActiveRuns()
         """The runs this process started and has not ended (the monitor skips their sessions)."""
         self.run_ledger = RunLedger()
@@ -461,13 +464,16 @@ class SessionWatch:
                 raise InvalidSignal(f"inputs[{index}].{exc.field}", exc.reason) from None
         if not drafts:
             return []
-        wakes: list[Wake] = []
-        with self._store.write() as tx:
-            recorded = []
+
+        def record_all(tx: WriteTransaction) -> tuple[list[SignalRecorded], list[Wake]]:
+            recorded, wakes = [], []
             for draft in drafts:
                 event, facts = self._record_in(tx, draft)
                 recorded.append(event)
                 wakes.extend(_wakes(facts))
+            return recorded, wakes
+
+        recorded, wakes = self._writes.run(record_all)
         self._publish(wakes)
         self._prune_if_due()
         return [Signal.from_event(event) for event in recorded]
@@ -475,9 +481,8 @@ class SessionWatch:
     def _commit(
         self, decide: Callable[[WriteTransaction], tuple[SignalRecorded, list[MaterialSignalSeen]]]
     ) -> Signal:
-        """One write transaction around `decide`, then the wakes it owes (after the commit)."""
-        with self._store.write() as tx:
-            event, facts = decide(tx)
+        """`decide` in a write transaction (shared with concurrent callers), then the wakes it owes."""
+        event, facts = self._writes.run(decide)
         self._publish(_wakes(facts))
         self._prune_if_due()
         return Signal.from_event(event)

@@ -1,0 +1,137 @@
+"""Group commit (ADR-0016): writers that queue together share one transaction, each gets its own outcome.
+
+A fake store stands for the real ones: `write()` yields a list to append to, which "commits" (joins
+the committed log) when the block exits without an error. A writer blocked inside the transaction
+holds the lead until the others have queued, so the sharing is deterministic.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, cast
+
+import pytest
+
+from sessionwatch.adapters.group_commit import GroupCommit
+from sessionwatch.adapters.store import SignalStore, WriteTransaction
+
+WAIT_S = 10
+
+
+class FakeStore:
+    """Transactions are lists; a committed one joins `committed`; `fail_commit` fails the next commit."""
+
+    def __init__(self) -> None:
+        self.committed: list[list[str]] = []
+        self.fail_commit = False
+
+    @contextmanager
+    def write(self) -> Iterator[list[str]]:
+        tx: list[str] = []
+        yield tx
+        if self.fail_commit:
+            self.fail_commit = False
+            raise OSError("disk full")
+        self.committed.append(tx)
+
+
+def group(store: FakeStore) -> GroupCommit:
+    return GroupCommit(cast("SignalStore", store))
+
+
+def writing(name: str, *, fail: bool = False) -> Callable[[WriteTransaction], str]:
+    def work(tx: WriteTransaction) -> str:
+        if fail:
+            raise ValueError(f"{name} refused")
+        cast("list[str]", tx).append(name)
+        return f"{name} done"
+
+    return work
+
+
+def run_queued_behind_a_blocked_leader(
+    writes: GroupCommit, others: dict[str, Callable[[WriteTransaction], str]]
+) -> dict[str, Any]:
+    """The leader's write waits until every other writer has queued; returns each writer's outcome."""
+    queued = threading.Event()
+    outcomes: dict[str, Any] = {}
+
+    def leader_work(tx: WriteTransaction) -> str:
+        assert queued.wait(WAIT_S), "the other writers never queued"
+        cast("list[str]", tx).append("leader")
+        return "leader done"
+
+    def call(name: str, work: Callable[[WriteTransaction], str]) -> None:
+        try:
+            outcomes[name] = writes.run(work)
+        except Exception as exc:  # noqa: BLE001 - the outcome under test
+            outcomes[name] = exc
+
+    leader = threading.Thread(target=call, args=("leader", leader_work))
+    leader.start()
+    while not writes._leading:  # the leader holds the lead before anyone else arrives
+        threading.Event().wait(0.001)
+    threads = [threading.Thread(target=call, args=item) for item in others.items()]
+    for thread in threads:
+        thread.start()
+    while len(writes._queue) < len(others):
+        threading.Event().wait(0.001)
+    queued.set()
+    for thread in [leader, *threads]:
+        thread.join(WAIT_S)
+        assert not thread.is_alive(), "a writer never returned"
+    return outcomes
+
+
+def test_a_lone_writer_has_a_transaction_of_its_own() -> None:
+    store = FakeStore()
+    assert group(store).run(writing("a")) == "a done"
+    assert store.committed == [["a"]]
+
+
+def test_writers_that_queue_behind_a_transaction_share_the_next_one() -> None:
+    store = FakeStore()
+    writes = group(store)
+    outcomes = run_queued_behind_a_blocked_leader(writes, {n: writing(n) for n in ("b", "c", "d")})
+    assert outcomes == {"leader": "leader done", "b": "b done", "c": "c done", "d": "d done"}
+    assert store.committed[0] == ["leader"]
+    assert sorted(store.committed[1]) == ["b", "c", "d"]  # one shared transaction, in queue order
+    assert len(store.committed) == 2
+    assert not writes._leading  # the lead is free again
+
+
+def test_a_failing_write_fails_alone_and_the_others_commit() -> None:
+    store = FakeStore()
+    writes = group(store)
+    outcomes = run_queued_behind_a_blocked_leader(
+        writes, {"b": writing("b"), "bad": writing("bad", fail=True), "d": writing("d")}
+    )
+    assert isinstance(outcomes["bad"], ValueError)
+    assert str(outcomes["bad"]) == "bad refused"
+    assert (outcomes["b"], outcomes["d"]) == ("b done", "d done")
+    assert sorted(tx[0] for tx in store.committed[1:]) == ["b", "d"]  # each ran again alone
+    assert all(len(tx) == 1 for tx in store.committed[1:])
+
+
+def test_a_failed_commit_is_retried_one_by_one() -> None:
+    store = FakeStore()
+    writes = group(store)
+
+    def fail_next_commit(tx: WriteTransaction) -> str:
+        store.fail_commit = True  # the shared transaction fails at its commit, not in any write
+        return writing("b")(tx)
+
+    outcomes = run_queued_behind_a_blocked_leader(writes, {"b": fail_next_commit, "c": writing("c")})
+    # The retry runs b's work again, which arms one more failed commit: only b sees it.
+    assert isinstance(outcomes["b"], OSError)
+    assert outcomes["c"] == "c done"
+    assert store.committed[-1] == ["c"]
+
+
+def test_a_lone_failing_write_raises_to_its_caller() -> None:
+    store = FakeStore()
+    with pytest.raises(ValueError, match="a refused"):
+        group(store).run(writing("a", fail=True))
+    assert store.committed == []
