@@ -375,9 +375,26 @@ class SqliteSignalStore:
         except _STORE_FAULTS as exc:
             raise StoreError(f"{type(exc).__name__}: {exc}") from exc
 
+    @contextmanager
+    def _one_statement(self) -> Iterator[sqlite3.Cursor]:
+        """A cursor for a single statement: no BEGIN/ROLLBACK around it, one statement is one snapshot.
+
+        The cursor is closed on the way out, which ends the statement and with it the snapshot, so a
+        pooled connection never holds an old WAL snapshot.
+        """
+        try:
+            with self._datastore.get_connection(commit=False) as connection:
+                cursor = connection.cursor().sqlite_cursor
+                try:
+                    yield cursor
+                finally:
+                    cursor.close()
+        except _STORE_FAULTS as exc:
+            raise StoreError(f"{type(exc).__name__}: {exc}") from exc
+
     def session(self, identity: SessionIdentity) -> SessionState | None:
         """The state of a known identity."""
-        with self._read() as c:
+        with self._one_statement() as c:
             c.execute(sql.SELECT_SESSION, identity)
             row = c.fetchone()
         return sql_rows.session_state(row) if row is not None else None
@@ -391,8 +408,8 @@ class SqliteSignalStore:
     def status(
         self, identity: SessionIdentity, changes_since: int | None, limit: int
     ) -> SessionStatus | None:
-        """`session_status` from one read transaction."""
-        with self._read() as c:
+        """`session_status` from one statement, hence one snapshot."""
+        with self._one_statement() as c:
             if changes_since is None:
                 c.execute(sql.SELECT_SESSION, identity)
                 row = c.fetchone()

@@ -70,3 +70,13 @@ def test_early_display_times_come_back_exact(watch: SessionWatch, tmp_path: Path
     status = watch.session_status(KEY, changes_since=0)
     assert status.state_changes is not None
     assert status.state_changes.events[0].occurred_at == from_epoch_ms(occurred_ms)
+
+
+def test_a_status_read_holds_no_snapshot_once_answered(watch: SessionWatch, tmp_path: Path) -> None:
+    # Each read is one statement on a pooled connection; a statement left open would pin the WAL.
+    for since in (None, 0, 2):
+        watch.session_status(KEY, changes_since=since)
+        watch.record(KEY, kind="goal_changed", actor=Actor.system(), summary="goal updated")
+        with sqlite3.connect(tmp_path / "state.db") as other:
+            busy, _, _ = other.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        assert busy == 0, "a reader still holds a snapshot: the WAL cannot be truncated"
