@@ -583,23 +583,27 @@ class SessionWatch:
                 dedupe_key=dedupe_key,
                 now=self._clock.now(),
             )
-            wakes: list[Wake] = []
-            with self._store.write() as tx:
+
+            def record_turn(tx: WriteTransaction) -> tuple[SignalRecorded | None, list[Wake], bool]:
+                """The signal (None: nothing recorded), its wakes, and whether it was recorded now."""
                 # A duplicate returns the existing signal even where a new one would be refused.
                 existing = tx.signal_by_dedupe(draft.dedupe_key) if draft.dedupe_key else None
                 if existing is not None:
-                    return Signal.from_event(existing)
+                    return existing, [], False
                 if who.actor_type != "human":
-                    return None
+                    return None, [], False
                 state = tx.session(draft.identity)
                 watched = tx.has_cursor_on(draft.identity)
                 if session.human_message_is_gated(state, has_registered_watchers=watched):
-                    return None  # write-free for ordinary unwatched turns
+                    return None, [], False  # write-free for ordinary unwatched turns
                 event, facts = self._record_in(tx, draft, spawn_edge=True)
-                wakes = _wakes(facts)
-            self._publish(wakes)
-            self._prune_if_due()
-            return Signal.from_event(event)
+                return event, _wakes(facts), True
+
+            event, wakes, recorded = self._writes.run(record_turn)
+            if recorded:
+                self._publish(wakes)
+                self._prune_if_due()
+            return Signal.from_event(event) if event is not None else None
 
         return self._best_effort(key, kind, attempt)
 
