@@ -27,7 +27,7 @@ class _Write(Generic[T]):
 
     def __init__(self, work: Callable[[WriteTransaction], T]) -> None:
         self.work = work
-        self.ready = threading.Event()
+        self.ready: threading.Event | None = None  # only a writer that waits needs one
         self.leads = False
         self.value: T | None = None
         self.error: BaseException | None = None
@@ -36,6 +36,11 @@ class _Write(Generic[T]):
         if self.error is not None:
             raise self.error
         return self.value  # type: ignore[return-value] # set by the transaction that ran it
+
+
+def _wake(write: _Write[object]) -> None:
+    if write.ready is not None:  # every writer but the one that led waits on its own event
+        write.ready.set()
 
 
 class GroupCommit:
@@ -55,7 +60,9 @@ class GroupCommit:
             self._queue.append(mine)  # type: ignore[arg-type] # outcomes are read back by their owner
             if not self._leading:
                 self._leading = mine.leads = True
-        if not mine.leads:
+            else:
+                mine.ready = threading.Event()
+        if mine.ready is not None:
             mine.ready.wait()
             if not mine.leads:  # a leader ran it
                 return mine.outcome()
@@ -70,7 +77,7 @@ class GroupCommit:
             with self._lock:
                 if self._queue:  # the next leader takes what queued meanwhile
                     self._queue[0].leads = True
-                    self._queue[0].ready.set()
+                    _wake(self._queue[0])
                 else:
                     self._leading = False
         return mine.outcome()
@@ -96,7 +103,7 @@ class GroupCommit:
         finally:
             for write in batch:
                 if not write.leads:
-                    write.ready.set()
+                    _wake(write)
 
     def _one_by_one(self, batch: list[_Write[object]]) -> None:
         """After a shared transaction failed: each write in its own, so each caller gets its own outcome."""

@@ -435,18 +435,16 @@ class SessionWatch:
     ) -> Signal:
         """Record one signal with its §6 reactions; a duplicate dedupe key returns the existing signal."""
         draft = self._draft(
-            SignalInput.model_construct(
-                session_key=key,
-                kind=kind,
-                actor=actor,
-                summary=summary,
-                payload=payload,
-                run_id=run_id,
-                occurred_at=occurred_at,
-                dedupe_key=dedupe_key,
-                agent_id=agent_id,
-                watchers=watchers,  # type: ignore[arg-type] # checked by check_signal, as every field
-            )
+            session_key=key,
+            kind=kind,
+            actor=actor,
+            summary=summary,
+            payload=payload,
+            run_id=run_id,
+            occurred_at=occurred_at,
+            dedupe_key=dedupe_key,
+            agent_id=agent_id,
+            watchers=watchers,
         )
         return self._commit(lambda tx: self._record_in(tx, draft))
 
@@ -459,7 +457,7 @@ class SessionWatch:
             if not isinstance(item, SignalInput):
                 raise InvalidSignal(f"inputs[{index}]", "must be a SignalInput")
             try:
-                drafts.append(self._draft(item))
+                drafts.append(self._draft(**dict(item)))
             except InvalidSignal as exc:
                 raise InvalidSignal(f"inputs[{index}].{exc.field}", exc.reason) from None
         if not drafts:
@@ -487,20 +485,34 @@ class SessionWatch:
         self._prune_if_due()
         return Signal.from_event(event)
 
-    def _draft(self, item: SignalInput) -> SignalDraft:
-        actor = _check_actor(item.actor)
+    def _draft(
+        self,
+        *,
+        session_key: object,
+        kind: object,
+        actor: object,
+        summary: object,
+        payload: object = None,
+        run_id: object = None,
+        occurred_at: object = None,
+        dedupe_key: object = None,
+        agent_id: object = None,
+        watchers: object = (),
+    ) -> SignalDraft:
+        """Every field of a signal checked (`SignalInput`'s fields, by name), else `InvalidSignal`."""
+        checked_actor = _check_actor(actor)
         return check_signal(
-            session_key=item.session_key,
-            agent_id=item.agent_id,
-            kind=item.kind,
-            actor_type=actor.actor_type,
-            actor_id=actor.actor_id,
-            summary=item.summary,
-            payload=item.payload,
-            run_id=item.run_id,
-            occurred_at=item.occurred_at,
-            dedupe_key=item.dedupe_key,
-            watchers=item.watchers,
+            session_key=session_key,
+            agent_id=agent_id,
+            kind=kind,
+            actor_type=checked_actor.actor_type,
+            actor_id=checked_actor.actor_id,
+            summary=summary,
+            payload=payload,
+            run_id=run_id,
+            occurred_at=occurred_at,
+            dedupe_key=dedupe_key,
+            watchers=watchers,
             now=self._clock.now(),
         )
 

@@ -28,7 +28,7 @@ class SignalDraft(SignalFields):
 
     def at(self, sequence: int) -> RecordSignal:
         """The command recording this draft at `sequence`."""
-        return RecordSignal(sequence=sequence, **self.model_dump())
+        return RecordSignal.model_validate({**self.__dict__, "sequence": sequence})
 
 
 def check_signal(

@@ -256,7 +256,7 @@ def decide(command: SessionCommand, state: SessionState) -> list[SessionEvent]:
         case RecordSignal():
             if command.sequence <= state.head:  # already applied: sequences only rise
                 return []
-            return [SignalRecorded(**command.model_dump())]
+            return [SignalRecorded.model_validate(command.__dict__)]
         case ResetSession():
             if not state.known and not command.holds_cursors:
                 return []

@@ -208,9 +208,12 @@ def check_optional_text(value: object, field: str, max_length: int = 512) -> str
     return value
 
 
+_ONE_MS = timedelta(milliseconds=1)
+
+
 def to_epoch_ms(moment: datetime) -> int:
     """Aware datetime to epoch milliseconds, the stored and wire format (SPEC §13)."""
-    return (moment - EPOCH) // timedelta(milliseconds=1)
+    return (moment - EPOCH) // _ONE_MS
 
 
 def from_epoch_ms(ms: int) -> datetime:
