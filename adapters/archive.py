@@ -43,8 +43,14 @@ class JsonlArchive:
 
 
 def archived_signals(path: str | Path) -> Iterator[SignalRecorded]:
-    """The signals an archive holds, decoded (a signal archived twice comes twice)."""
+    """The signals an archive holds, decoded (a signal archived twice comes twice).
+
+    Raises `OSError` for a file it cannot read and `ValueError` (or `LookupError` for an unknown
+    stored name) for one that is not an archive.
+    """
     for entry in read_archive(path):
+        if not isinstance(entry, dict):
+            raise ValueError(f"an archive line is a JSON object, not {type(entry).__name__}")  # noqa: TRY004 - bad content, not a caller error
         topic, data = entry.get("type"), entry.get("data")
         if isinstance(topic, str) and topic.startswith("session.signal_recorded."):
             event = decode(topic, orjson.dumps(data))

@@ -447,20 +447,10 @@ def _status(args: argparse.Namespace) -> int:
             status = watch.session_status(args.key, changes_since=since, limit=limit, agent_id=args.agent)
         else:
             as_of = parse_integer(args.as_of, "as_of")
-            try:
-                status = watch.status_as_of(
-                    args.key, as_of, changes_since=since, limit=limit, agent_id=args.agent, archive=archive
-                )
-            except _INPUT_ERRORS:
-                raise
-            except (ValueError, LookupError, TypeError, AttributeError) as exc:
-                if archive is None:
-                    raise
-                # The archive is read line by line as the status is rebuilt: a line that is not a
-                # stored signal fails there (bad JSON, not UTF-8, not an object, an unknown type).
-                raise CliError(
-                    f"--archive: {archive} is not a prune archive ({type(exc).__name__})"
-                ) from None
+            # A file that is not a prune archive is an InvalidQuery naming `archive`.
+            status = watch.status_as_of(
+                args.key, as_of, changes_since=since, limit=limit, agent_id=args.agent, archive=archive
+            )
     if args.json:
         _print_json(status.to_json())
     else:

@@ -124,3 +124,22 @@ def test_the_status_command_answers_as_of_a_sequence(
     assert err.startswith("sessionwatch: error: as_of: history up to sequence")
     assert main(["status", WORKER, "--db", store_url, "--archive", str(archive)]) == 2
     assert "--archive: only with --as-of" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"not json\n", b"[1, 2]\n", b'{"type": "session.signal_recorded.v9", "data": {}}\n', b"\xff\xfe\n"],
+    ids=["not-json", "not-an-object", "unknown-name", "not-utf8"],
+)
+def test_a_file_that_is_not_an_archive_is_refused_naming_it(
+    watch: SessionWatch, tmp_path: Path, content: bytes
+) -> None:
+    play(watch, rounds=1)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(content)
+    with pytest.raises(InvalidQuery) as refused:
+        watch.status_as_of(WORKER, 1, archive=bad)
+    assert refused.value.field == "archive"
+    with pytest.raises(InvalidQuery) as missing:
+        watch.status_as_of(WORKER, 1, archive=tmp_path / "missing.jsonl")
+    assert missing.value.field == "archive"
