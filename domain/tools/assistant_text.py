@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -449,25 +450,24 @@ def _strip_tool_calls(text: str) -> str:
     return "".join(kept)
 
 
-def _strip_tool_results(text: str) -> str:
-    """Each `[Tool Result for ID …]` through the next `[Tool ` or the end (line breaks before it stay)."""
+def _strip_bracketed(text: str, headers: re.Pattern[str], removal_end: Callable[[str, int], int]) -> str:
+    """Remove each `headers` match outside code whose `[...]` closes, through `removal_end(text, end)`.
+
+    `end` is the position just past the header's closing `]`; a header that never closes ends the
+    scan (nothing after it is removed).
+    """
     code = CodeIndex.of(text)
     brackets = _NextFinder(text, _CLOSING_BRACKET)
-    next_markers = _NextFinder(text, _NEXT_TOOL_MARKER)
     kept: list[str] = []
     cursor = position = 0
-    while (header := _TOOL_RESULT_HEADER.search(text, position)) is not None:
+    while (header := headers.search(text, position)) is not None:
         if header.start() in code:
             position = code.next_outside(header.start())
             continue
         header_end = _bracketed_end(header, brackets)
         if header_end is None:
             break
-        body = header_end + 1 if text.startswith("\n", header_end) else header_end
-        marker = next_markers.at_or_after(body)
-        end = len(text) if marker is None else marker.start()
-        while end > body and text[end - 1] == "\n":
-            end -= 1
+        end = removal_end(text, header_end)
         kept.append(text[cursor : header.start()])
         cursor = end
         position = max(end, header.start() + 1)
@@ -475,22 +475,28 @@ def _strip_tool_results(text: str) -> str:
     return "".join(kept)
 
 
+def _strip_tool_results(text: str) -> str:
+    """Each `[Tool Result for ID …]` through the next `[Tool ` or the end (line breaks before it stay)."""
+    next_markers = _NextFinder(text, _NEXT_TOOL_MARKER)
+
+    def through_next_marker(text: str, header_end: int) -> int:
+        body = header_end + 1 if text.startswith("\n", header_end) else header_end
+        marker = next_markers.at_or_after(body)
+        end = len(text) if marker is None else marker.start()
+        while end > body and text[end - 1] == "\n":
+            end -= 1
+        return end
+
+    return _strip_bracketed(text, _TOOL_RESULT_HEADER, through_next_marker)
+
+
 def _strip_historical_context(text: str) -> str:
-    code = CodeIndex.of(text)
-    brackets = _NextFinder(text, _CLOSING_BRACKET)
-    kept: list[str] = []
-    cursor = position = 0
-    while (header := _HISTORICAL_HEADER.search(text, position)) is not None:
-        if header.start() in code:
-            position = code.next_outside(header.start())
-            continue
-        header_end = _bracketed_end(header, brackets)
-        if header_end is None:
-            break
-        kept.append(text[cursor : header.start()])
-        cursor = position = header_end + 1 if text.startswith("\n", header_end) else header_end
-    kept.append(text[cursor:])
-    return "".join(kept)
+    """Each `[Historical context: …]` and one line break after it."""
+    return _strip_bracketed(
+        text,
+        _HISTORICAL_HEADER,
+        lambda text, header_end: header_end + 1 if text.startswith("\n", header_end) else header_end,
+    )
 
 
 def strip_downgraded_scaffolding(text: str) -> str:
