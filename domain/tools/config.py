@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from sessionwatch.domain.keys import agent_id_of
 from sessionwatch.domain.registry import Route
-from sessionwatch.domain.tools.policy import SubagentToolPolicy, ToolLayers, ToolPolicy
+from sessionwatch.domain.tools.policy import SubagentToolPolicy, ToolLayers, ToolPolicy, ToolPolicySettings
 from sessionwatch.domain.tools.prompts import resolve_ping_pong_turns
 from sessionwatch.domain.tools.session_keys import DEFAULT_MAIN_KEY
 from sessionwatch.domain.tools.visibility import A2APolicy, VisibilityMode, normalize_visibility
@@ -56,22 +56,17 @@ class AttachmentSettings(BaseModel):
     retain_on_session_keep: bool = False
 
 
-class ToolsConfig(BaseModel):
+class ToolsConfig(ToolPolicySettings):
     """Every setting the session tools read, with the reference gateway's defaults (§T11).
 
-    Policy fields (`profile` ... `subagent_tools`, `max_spawn_depth`) feed `effective_tools` directly.
-    `agent_allow_agents` maps an agent id to its own `subagents.allowAgents` (a mapping is accepted);
-    `sandboxed_agents` names the agents whose sessions run sandboxed.
+    The policy fields it inherits (`profile` ... `subagent_tools`, `max_spawn_depth`) feed
+    `effective_tools` directly. `agent_allow_agents` maps an agent id to its own
+    `subagents.allowAgents` (a mapping is accepted); `sandboxed_agents` names the agents whose
+    sessions run sandboxed.
     """
 
     model_config = _FROZEN
 
-    profile: str | None = None
-    also_allow: tuple[str, ...] = ()
-    allow: tuple[str, ...] | None = None
-    deny: tuple[str, ...] = ()
-    layers: ToolLayers = ToolLayers()
-    subagent_tools: SubagentToolPolicy = SubagentToolPolicy()
     visibility: VisibilityMode = "tree"
     sandbox_session_tools_visibility: Literal["spawned", "all"] = "spawned"
     a2a_enabled: bool = False
