@@ -428,37 +428,27 @@ def _bracketed_end(header: re.Match[str], closing_brackets: _NextFinder) -> int 
 
 
 def _strip_tool_calls(text: str) -> str:
-    code = CodeIndex.of(text)
-    brackets = _NextFinder(text, _CLOSING_BRACKET)
     quotes = _Quotes(text)
     json_values = _BracketMatcher(text, quotes)
-    kept: list[str] = []
-    last_written = ""  # the output's last character, "" while the output is empty
-    cursor = position = 0
-    while (header := _TOOL_CALL_HEADER.search(text, position)) is not None:
-        if header.start() in code:
-            position = code.next_outside(header.start())
-            continue
-        header_end = _bracketed_end(header, brackets)
-        if header_end is None:
-            break
-        kept.append(text[cursor : header.start()])
-        last_written = kept[-1][-1:] or last_written
-        at_line_start = last_written in {"", "\n", "\r"}
-        cursor = position = _tool_call_end(text, header_end, json_values, quotes, at_line_start=at_line_start)
-    kept.append(text[cursor:])
-    return "".join(kept)
+    return _strip_bracketed(
+        text,
+        _TOOL_CALL_HEADER,
+        lambda header_end, at_line_start: _tool_call_end(
+            text, header_end, json_values, quotes, at_line_start=at_line_start
+        ),
+    )
 
 
-def _strip_bracketed(text: str, headers: re.Pattern[str], removal_end: Callable[[str, int], int]) -> str:
-    """Remove each `headers` match outside code whose `[...]` closes, through `removal_end(text, end)`.
+def _strip_bracketed(text: str, headers: re.Pattern[str], removal_end: Callable[[int, bool], int]) -> str:
+    """Remove each `headers` match outside code whose `[...]` closes, through `removal_end(...)`.
 
-    `end` is the position just past the header's closing `]`; a header that never closes ends the
-    scan (nothing after it is removed).
+    `removal_end(end, at_line_start)` gets the position just past the header's `]` and whether the output
+    so far is empty or ends a line; a header that never closes ends the scan (nothing after it goes).
     """
     code = CodeIndex.of(text)
     brackets = _NextFinder(text, _CLOSING_BRACKET)
     kept: list[str] = []
+    last_written = ""  # the output's last character, "" while the output is empty
     cursor = position = 0
     while (header := headers.search(text, position)) is not None:
         if header.start() in code:
@@ -467,8 +457,9 @@ def _strip_bracketed(text: str, headers: re.Pattern[str], removal_end: Callable[
         header_end = _bracketed_end(header, brackets)
         if header_end is None:
             break
-        end = removal_end(text, header_end)
         kept.append(text[cursor : header.start()])
+        last_written = kept[-1][-1:] or last_written
+        end = removal_end(header_end, last_written in {"", "\n", "\r"})
         cursor = end
         position = max(end, header.start() + 1)
     kept.append(text[cursor:])
@@ -479,7 +470,7 @@ def _strip_tool_results(text: str) -> str:
     """Each `[Tool Result for ID …]` through the next `[Tool ` or the end (line breaks before it stay)."""
     next_markers = _NextFinder(text, _NEXT_TOOL_MARKER)
 
-    def through_next_marker(text: str, header_end: int) -> int:
+    def through_next_marker(header_end: int, _at_line_start: bool) -> int:
         body = header_end + 1 if text.startswith("\n", header_end) else header_end
         marker = next_markers.at_or_after(body)
         end = len(text) if marker is None else marker.start()
@@ -495,7 +486,9 @@ def _strip_historical_context(text: str) -> str:
     return _strip_bracketed(
         text,
         _HISTORICAL_HEADER,
-        lambda text, header_end: header_end + 1 if text.startswith("\n", header_end) else header_end,
+        lambda header_end, _at_line_start: (
+            header_end + 1 if text.startswith("\n", header_end) else header_end
+        ),
     )
 
 
