@@ -18,10 +18,11 @@ credential to survive):
   `TRUNCATION_MARKER`: the longest prefix (from 4000 down) whose truncated form is itself settled. A
   cut can split a mask (`KEY=***` → `KEY=**`), leave `KEY=` before the marker or cut an inline code
   span open, and such a cut moves back instead; a cut inside an inline code span is also tried with
-  the span's backtick run closing it, so the code it quoted stays code. The empty prefix qualifies
-  (the marker alone is settled) unless a configured pattern masks the marker itself, and then the
-  string becomes empty. A settled string that already ends with the marker after at most 4000
-  characters is what H5 made, and stays as it is.
+  the span's backtick run closing it, so the code it quoted stays code. The closing run is part of
+  the kept characters (it takes the place of the prefix's last ones), so the cap holds for it too.
+  The empty prefix qualifies (the marker alone is settled) unless a configured pattern masks the
+  marker itself, and then the string becomes empty. A settled string that already ends with the
+  marker after at most 4000 characters is what H5 made, and stays as it is.
 """
 
 from __future__ import annotations
@@ -201,17 +202,19 @@ def _is_truncated_form(text: str) -> bool:
 
 
 def _truncations(text: str, cut: int, regions: tuple[CodeRegion, ...]) -> list[str]:
-    """The truncated forms of `text` cut at `cut`: the prefix and the marker, then the closed-span variant.
+    """The truncated forms of `text` keeping `cut` characters: the prefix, then the closed-span variant.
 
-    When the cut falls inside an inline code span, the prefix with the span's backtick run closing it
-    is tried too, so the code the span quoted stays code rather than prose.
+    When the cut falls inside an inline code span, the span's backtick run closing it is tried too,
+    so the code the span quoted stays code rather than prose. The closing run counts towards the
+    `cut` characters (it replaces the prefix's last ones), so no candidate keeps more than
+    `MAX_TEXT_CHARS`; a span whose opening run and one character of code do not fit gets no variant.
     """
-    head = text[:cut]
-    candidates = [head + TRUNCATION_MARKER]
+    candidates = [text[:cut] + TRUNCATION_MARKER]
     for start, end in regions:
         if start < cut < end and text[start] == "`":
             width = len(text[start:end]) - len(text[start:end].lstrip("`"))
-            candidates.append(head + "`" * width + TRUNCATION_MARKER)
+            if start + width < cut - width:
+                candidates.append(text[: cut - width] + "`" * width + TRUNCATION_MARKER)
     return candidates
 
 

@@ -748,8 +748,21 @@ def test_a_real_secret_next_to_an_ellipsis_is_still_masked() -> None:
 def test_a_truncation_never_cuts_an_inline_span_open() -> None:
     text = "`<think>" + "x" * 4000 + "`"
     once = assistant_says(text)
-    assert once == "`<think>" + "x" * 3992 + "`" + TRUNCATION_MARKER
+    assert once == "`<think>" + "x" * 3991 + "`" + TRUNCATION_MARKER
     assert assistant_says(once) == once
+
+
+def test_h5_a_closing_backtick_run_counts_towards_the_4000_characters() -> None:
+    opener = "`<think>w</think>"
+    messages = [{"role": "assistant", "content": opener + "z" * (4000 - len(opener)) + "`"}]
+    once = sanitize_history(messages, include_tools=False)
+    content = once.messages[0]["content"]
+    assert isinstance(content, str)
+    assert len(content) <= MAX_TEXT_CHARS + len(TRUNCATION_MARKER)
+    assert content == opener + "z" * (3999 - len(opener)) + "`" + TRUNCATION_MARKER
+    assert once.content_truncated is True
+    twice = sanitize_history(once.messages, include_tools=False)
+    assert (twice.messages, twice.bytes) == (once.messages, once.bytes)
 
 
 def test_a_truncation_never_splits_a_mask_or_leaves_a_name_before_the_marker() -> None:
