@@ -104,7 +104,22 @@ def encode(event: DomainEvent) -> bytes:
 
     Defaults are written too: stored data must not change meaning when a default does.
     """
+    if type(event) is SignalRecorded:  # every record writes one: the same bytes, read off its fields
+        return _encode_signal(event)
     return orjson.dumps(event.model_dump(mode="json", exclude={"type"}))
+
+
+def _encode_signal(event: SignalRecorded) -> bytes:
+    """`encode` of a `SignalRecorded` without pydantic's serializer (a property holds them equal).
+
+    Its fields are plain values in declaration order, which is `model_dump`'s; orjson writes the
+    kind (a `StrEnum`) as its value and the watchers tuple as a list. Only the payload is a model.
+    """
+    body = dict(event.__dict__)
+    del body["type"]
+    if event.payload is not None:
+        body["payload"] = event.payload.model_dump(mode="json")
+    return orjson.dumps(body)
 
 
 def decode(topic: str, state: bytes) -> DomainEvent:

@@ -202,12 +202,13 @@ UPSERT_CURSOR = (
 )
 DELETE_CURSOR = "DELETE FROM sw_cursors WHERE target_key = %s AND target_agent_id = %s AND watcher = %s"
 # SPEC §6.1 for every holder but the actor, in one statement (the peer's shape): N := e only when
-# no notice is outstanding, M := e always. `material < e` makes a redelivery a no-op.
+# no notice is outstanding, M := e always. `material < e` makes a redelivery a no-op. A run of
+# signals by one actor on the target passes its first as `first` and its last as `e` (ADR-0017).
 MATERIAL_UPDATE = (
-    "UPDATE sw_cursors SET notified = CASE WHEN notified = last_seen THEN %(e)s ELSE notified END,"
+    "UPDATE sw_cursors SET notified = CASE WHEN notified = last_seen THEN %(first)s ELSE notified END,"
     " material = %(e)s, updated_at_ms = %(now)s"
     " WHERE target_key = %(key)s AND target_agent_id = %(agent)s"
-    " AND watcher IS DISTINCT FROM %(actor)s AND material < %(e)s"
+    " AND watcher IS DISTINCT FROM %(actor)s AND material < %(first)s"
     " RETURNING watcher, last_seen, notified"
 )
 INSERT_NEW_CURSOR = (

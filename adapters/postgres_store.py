@@ -270,6 +270,7 @@ class _PostgresWrite(SetBasedWrite):
 
     def finish(self) -> None:
         """Write the counter once, and NOTIFY the wakes (delivered only if the commit succeeds)."""
+        super().finish()
         if self._next != self._counter:
             self._c.execute(sql.WRITE_COUNTER, (self._next,))
         if self._wakes:

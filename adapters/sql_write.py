@@ -69,16 +69,51 @@ def migrate(cursor: Any, sql: ModuleType) -> None:  # noqa: ANN401 - a DB-API cu
         cursor.execute(sql.WRITE_SCHEMA_VERSION, (sql.SCHEMA_VERSION,))
 
 
+def _continues(previous: SignalRecorded, signal: SignalRecorded) -> bool:
+    """Whether `signal` joins the §6.1 run `previous` ends: same actor, no producer watcher in either.
+
+    Both are notifying signals on one target with rising sequences, as `append` sees them.
+    """
+    return previous.actor_id == signal.actor_id and not previous.watchers and not signal.watchers
+
+
 class SetBasedWrite(ABC):
     """One exclusive write transaction over the SQL read models; caches what it read or wrote."""
 
     sql: ModuleType
 
     def __init__(self, cursor: Any) -> None:  # noqa: ANN401 - a DB-API cursor of either driver
-        self._c = cursor
+        self._raw = cursor
         self._states: dict[SessionIdentity, SessionState] = {}
         self._versions: dict[UUID, int] = {}
+        self._signal_rows: list[tuple[object, ...]] = []
+        self._session_rows: dict[SessionIdentity, tuple[object, ...]] = {}
         self.vacuum_due = False
+
+    @property
+    def _c(self) -> Any:  # noqa: ANN401 - a DB-API cursor of either driver
+        """The cursor for any statement: the rows the hot path queued are written first (ADR-0017).
+
+        So every statement run through it, a read above all, sees everything this transaction
+        appended. Only statements that touch no queued table use `_raw` directly.
+        """
+        if self._signal_rows or self._session_rows or self._has_queued_events():
+            self._flush()
+        return self._raw
+
+    def _flush(self) -> None:
+        """Write what the hot path queued: stored events, signal rows, one row per session."""
+        self._write_queued_events()
+        for statement, rows in (
+            (self.sql.INSERT_SIGNAL, self._signal_rows),
+            (self.sql.UPSERT_SESSION, list(self._session_rows.values())),
+        ):
+            if len(rows) == 1:
+                self._raw.execute(statement, rows[0])
+            elif rows:
+                self._raw.executemany(statement, rows)
+        self._signal_rows.clear()
+        self._session_rows.clear()
 
     # ---------------------------------------------------------------- what each store supplies
 
@@ -104,8 +139,19 @@ class SetBasedWrite(ABC):
     def _wake(self, watcher: str, target_key: str) -> None:  # noqa: B027 - optional hook, empty by design
         """A wake this write owes another process (PostgreSQL); a no-op for a single-process store."""
 
+    def finish(self) -> None:
+        """Before the commit: write everything still queued."""
+        self._flush()
+
+    def _has_queued_events(self) -> bool:
+        """Whether `_insert_event` queued stored events not yet written (a store that queues them)."""
+        return False
+
+    def _write_queued_events(self) -> None:  # noqa: B027 - optional hook, empty by design
+        """Write the stored events `_insert_event` queued (a store that queues them)."""
+
     def _one(self) -> Sequence[Any]:
-        row = self._c.fetchone()
+        row = self._raw.fetchone()
         if row is None:  # aggregates and counters always return a row
             raise LookupError("the store returned no row where one was due")
         return tuple(row)
@@ -115,9 +161,9 @@ class SetBasedWrite(ABC):
     def session(self, identity: SessionIdentity) -> SessionState:
         """The identity's state as of this transaction (its stream version cached with it)."""
         state = self._states.get(identity)
-        if state is None:
-            self._c.execute(self.sql.SELECT_SESSION, identity)
-            row = self._c.fetchone()
+        if state is None:  # nothing is queued for an identity not cached: the raw cursor reads it right
+            self._raw.execute(self.sql.SELECT_SESSION, identity)
+            row = self._raw.fetchone()
             if row is None:
                 state = session.initial(identity)
             else:
@@ -147,29 +193,56 @@ class SetBasedWrite(ABC):
         return version, notification_id
 
     def append(self, identity: SessionIdentity, events: Sequence[SessionEvent]) -> list[MaterialSignalSeen]:
-        """Store Session events and apply them, with the cursor facts they imply; return opened notices."""
+        """Store Session events and apply them, with the cursor facts they imply; return opened notices.
+
+        Signal rows, stored events and the session's row are queued and written together (`_c`).
+        Consecutive notifying signals by one actor naming no producer watcher apply §6.1 as one
+        statement (`_material_update`), which leaves every cursor exactly as one statement each.
+        """
+        if not events:
+            return []
         stream = session_stream_id(identity)
         state = self.session(identity)
+        head = state.head  # raised alone by most signals: the state is rebuilt only when needed
         opened: list[MaterialSignalSeen] = []
+        run: list[SignalRecorded] = []
+        version = 0
         for event in events:
             version, notification_id = self._store_event(stream, event)
-            opened.extend(self._apply_implied(identity, event))
-            state = session.evolve(state, event)
-            if isinstance(event, SignalRecorded):
-                self._c.execute(self.sql.INSERT_SIGNAL, sql_rows.signal_params(event, notification_id))
-            if isinstance(event, SessionDeleted):
-                self._c.execute(self.sql.DELETE_SESSION_SIGNALS, identity)
-                self._c.execute(self.sql.DELETE_LINK, identity)  # its link goes too (SPEC §9)
-            if state.known:
-                self._c.execute(self.sql.UPSERT_SESSION, sql_rows.session_params(state, version))
-            else:  # deleted, or reset while known only by its cursors: not listed (as the fold)
-                self._c.execute(self.sql.DELETE_SESSION, identity)
-                # no row carries the stream's version now: keep it, so a compaction cannot bring it back
-                self._c.execute(self.sql.UPSERT_STREAM, (self._stream_key(stream), version))
-        self._states[identity] = state
+            signal = event if isinstance(event, SignalRecorded) else None
+            if signal is not None:
+                self._signal_rows.append(sql_rows.signal_params(signal, notification_id))
+            notifying = signal if signal is not None and signal.kind in NOTIFYING_KINDS else None
+            if run and (notifying is None or not _continues(run[-1], notifying)):
+                opened.extend(self._material_update(run))
+                run = []
+            if notifying is not None:
+                run.append(notifying)
+            else:
+                opened.extend(self._apply_implied(identity, event))
+            if signal is not None and session.raises_head_only(state, signal):
+                head = max(head, signal.sequence)
+            else:
+                state = session.evolve(replace(state, head=head), event)
+                head = state.head
+        if run:
+            opened.extend(self._material_update(run))
+        self._put_session(replace(state, head=head), version)
         for fact in opened:
             self._wake(fact.watcher, fact.target_key)
         return opened
+
+    def _put_session(self, state: SessionState, version: int) -> None:
+        """Queue the session's row at its stream's `version`, or delete it when the fold drops it."""
+        identity = state.identity
+        self._states[identity] = state
+        if state.known:
+            self._session_rows[identity] = sql_rows.session_params(state, version)
+            return
+        # deleted, or reset while known only by its cursors: not listed (as the fold)
+        self._c.execute(self.sql.DELETE_SESSION, identity)
+        # no row carries the stream's version now: keep it, so a compaction cannot bring it back
+        self._c.execute(self.sql.UPSERT_STREAM, (self._stream_key(session_stream_id(identity)), version))
 
     def _apply_implied(self, identity: SessionIdentity, event: SessionEvent) -> list[MaterialSignalSeen]:
         """The SQL form of `read_model.implied_facts` (the contract suite keeps them equal).
@@ -178,7 +251,7 @@ class SetBasedWrite(ABC):
         """
         match event:
             case SignalRecorded() if event.kind in NOTIFYING_KINDS:
-                return self._material_update(event)
+                return self._material_update([event])
             case SignalRecorded():  # seeding (SPEC §5.1) needs no cursor state: it overwrites
                 for command in watch_cursor.react(event, {}, at_ms=event.recorded_at_ms):
                     for fact in watch_cursor.derive(command, None):
@@ -186,40 +259,58 @@ class SetBasedWrite(ABC):
                         if seeded is not None:
                             self._c.execute(self.sql.UPSERT_CURSOR, sql_rows.cursor_params(seeded))
                 return []
-            case SessionReset() | SessionDeleted():
-                self._drop_cursors(identity, deleted=isinstance(event, SessionDeleted))
+            case SessionReset():
+                self._drop_cursors(identity, deleted=False)
+                return []
+            case SessionDeleted():
+                self._drop_cursors(identity, deleted=True)
+                self._c.execute(self.sql.DELETE_SESSION_SIGNALS, identity)
+                self._c.execute(self.sql.DELETE_LINK, identity)  # its link goes too (SPEC §9)
                 return []
             case _:
                 return []
 
-    def _material_update(self, signal: SignalRecorded) -> list[MaterialSignalSeen]:
+    def _material_update(self, run: Sequence[SignalRecorded]) -> list[MaterialSignalSeen]:
         """SPEC §6.1 for every holder but the actor in one statement, like the peer's.
 
-        Then a `(0, e, e)` cursor for each producer watcher without one. Returns the notices this
-        opened (`N` moved to `e`).
+        `run` is one notifying signal, or several in a row on one target by one actor naming no
+        producer watcher: applying them one by one moves `N` (if no notice was open) to the first
+        and `M` to the last, so one statement with both does the same. Then a `(0, e, e)` cursor
+        for each producer watcher without one. Returns the notices this opened (`N` moved to the
+        first signal); it touches only `sw_cursors`, so it needs nothing queued written first.
         """
-        e = signal.sequence
-        params = {"e": e, "now": signal.recorded_at_ms, "key": signal.session_key, "agent": signal.agent_id}
-        self._c.execute(self.sql.MATERIAL_UPDATE, {**params, "actor": signal.actor_id})
-        rows = self._c.fetchall()
+        first, last = run[0], run[-1]
+        e = first.sequence
+        self._raw.execute(
+            self.sql.MATERIAL_UPDATE,
+            {
+                "first": e,
+                "e": last.sequence,
+                "now": last.recorded_at_ms,
+                "key": first.session_key,
+                "agent": first.agent_id,
+                "actor": first.actor_id,
+            },
+        )
+        rows = self._raw.fetchall()
         updated = {watcher for watcher, _, _ in rows}
-        opened = [(watcher, last) for watcher, last, notified in rows if notified == e]
-        for watcher in watch_cursor.notified_watchers(signal, signal.watchers, ()):
+        opened = [(watcher, seen) for watcher, seen, notified in rows if notified == e]
+        for watcher in watch_cursor.notified_watchers(first, first.watchers, ()):
             if watcher not in updated:
-                new = (watcher, signal.session_key, signal.agent_id, e, e, signal.recorded_at_ms)
-                self._c.execute(self.sql.INSERT_NEW_CURSOR, (*new, agent_id_of(watcher)))
+                new = (watcher, first.session_key, first.agent_id, e, e, first.recorded_at_ms)
+                self._raw.execute(self.sql.INSERT_NEW_CURSOR, (*new, agent_id_of(watcher)))
                 opened.append((watcher, 0))
         return [
             MaterialSignalSeen(
                 watcher=watcher,
-                target_key=signal.session_key,
-                target_agent_id=signal.agent_id,
-                at_ms=signal.recorded_at_ms,
+                target_key=first.session_key,
+                target_agent_id=first.agent_id,
+                at_ms=first.recorded_at_ms,
                 sequence=e,
                 notified=e,
-                last_seen=last,
+                last_seen=seen,
             )
-            for watcher, last in opened
+            for watcher, seen in opened
         ]
 
     def _drop_cursors(self, identity: SessionIdentity, *, deleted: bool) -> None:
@@ -325,6 +416,7 @@ class SetBasedWrite(ABC):
         _, checkpoint = self._store_event(
             STORE_STREAM_ID, SignalsPruned(cutoffs=cutoffs, sessions=sessions, cursors=cursors, links=links)
         )
+        c = self._c  # the checkpoint is written first
         c.execute(self.sql.TRUNCATE_EVENTS, (checkpoint,))
         self.vacuum_due = self.vacuum_due or c.rowcount > 0
         return replace(counts, events_deleted=c.rowcount)

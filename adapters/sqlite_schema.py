@@ -135,7 +135,12 @@ INSERT_SIGNAL = (
     f"INSERT INTO sw_signals ({SIGNAL_COLUMNS}, notification_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 INSERT_EVENT = (
-    f"INSERT INTO {EVENTS_TABLE} (originator_id, originator_version, topic, state) VALUES (?,?,?,?)"
+    f"INSERT INTO {EVENTS_TABLE} (notification_id, originator_id, originator_version, topic, state)"
+    " VALUES (?,?,?,?,?)"
+)
+# The newest notification id ever used (AUTOINCREMENT's own record; 0 before the first event).
+SELECT_LAST_NOTIFICATION_ID = (
+    f"SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = '{EVENTS_TABLE}'), 0)"
 )
 SELECT_SESSION = (
     f"SELECT {SESSION_COLUMNS}, stream_version FROM sw_sessions WHERE session_key=? AND agent_id=?"
@@ -170,11 +175,12 @@ UPSERT_CURSOR = (
 )
 DELETE_CURSOR = "DELETE FROM sw_cursors WHERE target_key=? AND target_agent_id=? AND watcher=?"
 # SPEC §6.1 for every holder but the actor, in one statement (the peer's shape): N := e only when
-# no notice is outstanding, M := e always. `material < e` makes a redelivery a no-op.
+# no notice is outstanding, M := e always. `material < e` makes a redelivery a no-op. A run of
+# signals by one actor on the target passes its first as `first` and its last as `e` (ADR-0017).
 MATERIAL_UPDATE = (
-    "UPDATE sw_cursors SET notified = CASE WHEN notified = last_seen THEN :e ELSE notified END,"
+    "UPDATE sw_cursors SET notified = CASE WHEN notified = last_seen THEN :first ELSE notified END,"
     " material = :e, updated_at_ms = :now"
-    " WHERE target_key = :key AND target_agent_id = :agent AND watcher IS NOT :actor AND material < :e"
+    " WHERE target_key = :key AND target_agent_id = :agent AND watcher IS NOT :actor AND material < :first"
     " RETURNING watcher, last_seen, notified"
 )
 INSERT_NEW_CURSOR = (

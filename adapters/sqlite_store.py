@@ -216,13 +216,34 @@ class _SqliteWrite(SetBasedWrite):
         super().__init__(cursor)
         self._next: int | None = None
         self._written = 0
+        self._last_notification_id: int | None = None
+        self._event_rows: list[tuple[int, str, int, str, bytes]] = []
 
     def _stream_key(self, stream: UUID) -> object:
         return stream.hex
 
     def _insert_event(self, stream: UUID, version: int, event: DomainEvent) -> int:
-        self._c.execute(sql.INSERT_EVENT, (stream.hex, version, event.type, encode(event)))
-        return int(self._c.lastrowid or 0)
+        """Queue the event under the next notification id, allocated here (ADR-0017).
+
+        The write lock is held, so nobody else takes ids meanwhile; inserting them explicitly keeps
+        AUTOINCREMENT's `sqlite_sequence` above every id ever used (ADR-0006).
+        """
+        if self._last_notification_id is None:
+            self._raw.execute(sql.SELECT_LAST_NOTIFICATION_ID)
+            self._last_notification_id = int(self._one()[0])
+        self._last_notification_id += 1
+        self._event_rows.append((self._last_notification_id, stream.hex, version, event.type, encode(event)))
+        return self._last_notification_id
+
+    def _has_queued_events(self) -> bool:
+        return bool(self._event_rows)
+
+    def _write_queued_events(self) -> None:
+        if len(self._event_rows) == 1:
+            self._raw.execute(sql.INSERT_EVENT, self._event_rows[0])
+        elif self._event_rows:
+            self._raw.executemany(sql.INSERT_EVENT, self._event_rows)
+        self._event_rows.clear()
 
     def _archive_row(self, row: Sequence[Any]) -> ArchiveRow:
         nid, stream, version, topic, body = row
@@ -248,6 +269,7 @@ class _SqliteWrite(SetBasedWrite):
         return _cursors_of(self._c, watcher, pending_only=pending_only)
 
     def finish(self) -> None:
+        super().finish()
         if self._next is not None and self._next != self._written:
             self._c.execute("UPDATE sw_meta SET value=? WHERE name='sequence'", (self._next,))
 

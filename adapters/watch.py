@@ -457,24 +457,29 @@ class SessionWatch:
             if not isinstance(item, SignalInput):
                 raise InvalidSignal(f"inputs[{index}]", "must be a SignalInput")
             try:
-                drafts.append(self._draft(**dict(item)))
+                drafts.append(self._draft(**item.__dict__))
             except InvalidSignal as exc:
                 raise InvalidSignal(f"inputs[{index}].{exc.field}", exc.reason) from None
         if not drafts:
             return []
 
         def record_all(tx: WriteTransaction) -> tuple[list[SignalRecorded], list[Wake]]:
-            recorded, wakes = [], []
-            for draft in drafts:
-                event, facts = self._record_in(tx, draft)
-                recorded.append(event)
+            recorded: list[SignalRecorded] = []
+            wakes: list[Wake] = []
+            for run in _runs(drafts):
+                if len(run) == 1:
+                    event, facts = self._record_in(tx, run[0])
+                    recorded.append(event)
+                else:
+                    events, facts = self._record_run(tx, run)
+                    recorded.extend(events)
                 wakes.extend(_wakes(facts))
             return recorded, wakes
 
         recorded, wakes = self._writes.run(record_all)
         self._publish(wakes)
         self._prune_if_due()
-        return [Signal.from_event(event) for event in recorded]
+        return Signal.from_events(recorded)
 
     def _commit(
         self, decide: Callable[[WriteTransaction], tuple[SignalRecorded, list[MaterialSignalSeen]]]
@@ -537,7 +542,7 @@ class SessionWatch:
         if spawn_edge:
             edge = session.spawn_edge_watcher(tx.session(draft.identity))
             if edge is not None and edge not in draft.watchers:
-                draft = draft.model_copy(update={"watchers": (*draft.watchers, edge)})
+                draft = draft._replace(watchers=(*draft.watchers, edge))
         command = draft.at(tx.next_sequence())
         events = session.decide(command, tx.session(draft.identity))
         if not events:  # the counter is above every head, so this cannot happen
@@ -546,6 +551,17 @@ class SessionWatch:
         recorded = events[-1]
         assert isinstance(recorded, SignalRecorded)  # noqa: S101 - decide(RecordSignal) yields one
         return recorded, facts
+
+    @staticmethod
+    def _record_run(
+        tx: WriteTransaction, run: Sequence[SignalDraft]
+    ) -> tuple[list[SignalRecorded], list[MaterialSignalSeen]]:
+        """Record drafts on one identity carrying no dedupe key, decided and appended together."""
+        identity = run[0].identity
+        events = session.decide_records([draft.at(tx.next_sequence()) for draft in run], tx.session(identity))
+        if len(events) != len(run):  # the counter is above every head, so this cannot happen
+            raise AssertionError("a freshly allocated sequence was not above the head")
+        return events, tx.append(identity, events)
 
     # ------------------------------------------------------------------------------- producers
 
@@ -1201,6 +1217,29 @@ def _bounded(key: object) -> str:
     """The key as text (a non-string as its `repr`), cut to `_LOGGED_KEY_LENGTH` characters (marked `…`)."""
     shown = key if isinstance(key, str) else repr(key)
     return shown if len(shown) <= _LOGGED_KEY_LENGTH else f"{shown[:_LOGGED_KEY_LENGTH]}…"
+
+
+def _runs(drafts: Sequence[SignalDraft]) -> Iterator[list[SignalDraft]]:
+    """`record_many`'s drafts in order, cut into runs that are appended together.
+
+    A run is consecutive drafts on one identity with no dedupe key; a draft with one stands alone,
+    since its duplicate check must see every signal recorded before it.
+    """
+    run: list[SignalDraft] = []
+    for draft in drafts:
+        if run and (
+            draft.dedupe_key is not None
+            or draft.session_key != run[0].session_key
+            or draft.agent_id != run[0].agent_id
+        ):
+            yield run
+            run = []
+        run.append(draft)
+        if draft.dedupe_key is not None:
+            yield run
+            run = []
+    if run:
+        yield run
 
 
 def _check_actor(actor: object) -> Actor:

@@ -74,6 +74,18 @@ def resolve_identity(key: object, agent_id: object = None, field: str = "session
 
     An explicit agent id that contradicts the one in an agent-qualified key is rejected.
     """
+    if type(key) is str and (agent_id is None or type(agent_id) is str):
+        return _resolved(key, agent_id, field)  # a pure function of hashable text: remembered
+    return _resolve(key, agent_id, field)
+
+
+@functools.lru_cache(maxsize=4096)  # every record resolves its key; hosts use few keys, often
+def _resolved(key: str, agent_id: str | None, field: str) -> SessionIdentity:
+    """`_resolve` remembered (a refusal raises again each time: exceptions are never cached)."""
+    return _resolve(key, agent_id, field)
+
+
+def _resolve(key: object, agent_id: object, field: str) -> SessionIdentity:
     checked = check_key(key, field)
     parsed = agent_id_of(checked)
     if agent_id is not None:

@@ -7,12 +7,16 @@ the write transaction. Invalid input raises `InvalidSignal` naming the field; no
 from __future__ import annotations
 
 from datetime import datetime
+from typing import NamedTuple
 
 from sessionwatch.domain.errors import InvalidSignal
-from sessionwatch.domain.keys import check_key, resolve_identity
-from sessionwatch.domain.session import RecordSignal, SignalFields, SignalRecorded
+from sessionwatch.domain.keys import SessionIdentity, check_key, resolve_identity
+from sessionwatch.domain.session import RecordSignal, SignalRecorded
 from sessionwatch.domain.signals import (
     MAX_SEQUENCE,
+    ActorType,
+    Payload,
+    SignalKind,
     check_kind,
     check_optional_text,
     check_payload,
@@ -23,12 +27,35 @@ from sessionwatch.domain.signals import (
 )
 
 
-class SignalDraft(SignalFields):
-    """A validated signal waiting for its sequence."""
+class SignalDraft(NamedTuple):
+    """A validated signal waiting for its sequence: `RecordSignal`'s fields but the sequence.
+
+    Only `check_signal` makes one, after checking every field, so it is a named tuple that
+    nothing validates again (ADR-0017).
+    """
+
+    session_key: str
+    agent_id: str
+    kind: SignalKind
+    actor_type: ActorType
+    occurred_at_ms: int
+    recorded_at_ms: int
+    summary: str
+    session_id: str | None
+    actor_id: str | None
+    run_id: str | None
+    payload: Payload | None
+    dedupe_key: str | None
+    watchers: tuple[str, ...]
+
+    @property
+    def identity(self) -> SessionIdentity:
+        """The session identity the signal belongs to."""
+        return SessionIdentity(self.session_key, self.agent_id)
 
     def at(self, sequence: int) -> RecordSignal:
         """The command recording this draft at `sequence`."""
-        return RecordSignal.model_validate({**self.__dict__, "sequence": sequence})
+        return RecordSignal._make((sequence, *self))
 
 
 def check_signal(
@@ -50,17 +77,16 @@ def check_signal(
     """Validate every field of a signal, raising `InvalidSignal` for the first bad one."""
     identity = resolve_identity(session_key, agent_id)
     checked_kind = check_kind(kind)
-    if actor_type not in ("human", "agent", "system"):
-        raise InvalidSignal("actor", "actor_type must be human, agent or system")
+    checked_actor_type = _check_actor_type(actor_type)
     checked_actor_id = check_optional_text(actor_id, "actor_id")
-    if actor_type == "agent" and checked_actor_id is not None:
+    if checked_actor_type == "agent" and checked_actor_id is not None:
         checked_actor_id = check_key(checked_actor_id, "actor_id")  # trimmed, as watcher keys are
     return SignalDraft(
         session_key=identity.session_key,
         agent_id=identity.agent_id,
         session_id=check_optional_text(session_id, "session_id"),
         kind=checked_kind,
-        actor_type=actor_type,
+        actor_type=checked_actor_type,
         actor_id=checked_actor_id,
         run_id=check_optional_text(run_id, "run_id"),
         occurred_at_ms=clamp_occurred_at(occurred_at, now),
@@ -72,8 +98,20 @@ def check_signal(
     )
 
 
+def _check_actor_type(actor_type: object) -> ActorType:
+    if actor_type == "human":
+        return "human"
+    if actor_type == "agent":
+        return "agent"
+    if actor_type == "system":
+        return "system"
+    raise InvalidSignal("actor", "actor_type must be human, agent or system")
+
+
 def check_watchers(watchers: object) -> tuple[str, ...]:
     """Producer watchers: well-formed keys; bare ones are kept here and never notified (SPEC §4)."""
+    if type(watchers) is tuple and not watchers:  # nearly every signal names none
+        return ()
     if isinstance(watchers, str) or not isinstance(watchers, list | tuple | set | frozenset):
         raise InvalidSignal("watchers", "must be a sequence of session keys")
     checked = [check_key(w, "watchers") for w in watchers]

@@ -6,10 +6,11 @@ sequence of the stream is above the head it found (SPEC §2). Deletion forgets t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, TypeAlias, assert_never
+from typing import Literal, NamedTuple, TypeAlias, assert_never
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, TypeAdapter, field_validator
 
 from sessionwatch.domain.keys import SessionIdentity, is_agent_qualified
 from sessionwatch.domain.messages import Command, Event
@@ -124,10 +125,33 @@ class UpsertSession(Command):
     parent_session_key: str | None = None
 
 
-class RecordSignal(SignalFields, Command):
-    """Append one validated signal at the `sequence` the shell allocated."""
+class RecordSignal(NamedTuple):
+    """Append one validated signal at the `sequence` the shell allocated.
+
+    A named tuple, not a pydantic model: it is made from a `SignalDraft` that `check_signal`
+    validated, and `decide` validates the event it becomes, so validating the command in between
+    would only slow every record (ADR-0017). Its fields are `SignalRecorded`'s.
+    """
 
     sequence: int
+    session_key: str
+    agent_id: str
+    kind: SignalKind
+    actor_type: ActorType
+    occurred_at_ms: int
+    recorded_at_ms: int
+    summary: str
+    session_id: str | None = None
+    actor_id: str | None = None
+    run_id: str | None = None
+    payload: Payload | None = None
+    dedupe_key: str | None = None
+    watchers: tuple[str, ...] = ()
+
+    @property
+    def identity(self) -> SessionIdentity:
+        """The session identity the signal belongs to."""
+        return SessionIdentity(self.session_key, self.agent_id)
 
 
 class ResetSession(Command):
@@ -256,7 +280,7 @@ def decide(command: SessionCommand, state: SessionState) -> list[SessionEvent]:
         case RecordSignal():
             if command.sequence <= state.head:  # already applied: sequences only rise
                 return []
-            return [SignalRecorded.model_validate(command.__dict__)]
+            return [SignalRecorded.model_validate(command._asdict())]
         case ResetSession():
             if not state.known and not command.holds_cursors:
                 return []
@@ -269,6 +293,24 @@ def decide(command: SessionCommand, state: SessionState) -> list[SessionEvent]:
             return [SessionDeleted(session_key=state.session_key, agent_id=state.agent_id)]
         case _:
             assert_never(command)
+
+
+_RECORDED: TypeAdapter[list[SignalRecorded]] = TypeAdapter(list[SignalRecorded])
+
+
+def decide_records(commands: Sequence[RecordSignal], state: SessionState) -> list[SignalRecorded]:
+    """`decide` of each command on the state the commands before it left, in one validation.
+
+    Recording a signal only raises the head, and `decide` only compares a sequence with the head,
+    so the fold needs the head alone (a property holds it equal to `decide` and `evolve` in turn).
+    """
+    head = state.head
+    accepted = []
+    for command in commands:
+        if command.sequence > head:
+            accepted.append(command._asdict())
+            head = command.sequence
+    return _RECORDED.validate_python(accepted)
 
 
 def _decide_meta(command: UpdateSessionMeta, state: SessionState) -> list[SessionEvent]:

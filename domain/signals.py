@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -120,6 +121,16 @@ def check_summary(summary: object) -> str:
     """A summary is one short line: non-empty, at most 200 characters, no control characters."""
     if not isinstance(summary, str):
         raise InvalidSignal("summary", "must be a string")
+    return _checked_summary(summary) if type(summary) is str else _check_summary_text(summary)
+
+
+@functools.lru_cache(maxsize=1024)  # summaries are fixed phrases (SPEC §3.2): few, and repeated
+def _checked_summary(summary: str) -> str:
+    """`_check_summary_text` remembered (a refusal raises again each time: exceptions are never cached)."""
+    return _check_summary_text(summary)
+
+
+def _check_summary_text(summary: str) -> str:
     if not summary.strip():
         raise InvalidSignal("summary", "must not be empty")
     if len(summary.splitlines()) > 1 or "\n" in summary or "\r" in summary:
@@ -141,6 +152,8 @@ def _check_encodable(text: str, field: str) -> None:
 
 def check_kind(kind: object) -> SignalKind:
     """Resolve a kind from its enum member or stored name."""
+    if type(kind) is SignalKind:
+        return kind
     try:
         return SignalKind(str(kind)) if isinstance(kind, str) else SignalKind(kind)  # type: ignore[arg-type]
     except ValueError:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter
 
 from sessionwatch.domain.registry import EMPTY_META, SessionMeta
 from sessionwatch.domain.session import SessionState, SignalRecorded
@@ -45,20 +46,12 @@ class Signal(BaseModel):
     @classmethod
     def from_event(cls, event: SignalRecorded) -> Signal:
         """The API view of a stored `SignalRecorded`."""
-        return cls(
-            sequence=event.sequence,
-            session_key=event.session_key,
-            agent_id=event.agent_id,
-            session_id=event.session_id,
-            kind=event.kind,
-            actor_type=event.actor_type,
-            actor_id=event.actor_id,
-            run_id=event.run_id,
-            occurred_at=from_epoch_ms(event.occurred_at_ms),
-            summary=event.summary,
-            payload=event.payload.as_dict() if event.payload else None,
-            dedupe_key=event.dedupe_key,
-        )
+        return cls.model_validate(_signal_fields(event))
+
+    @classmethod
+    def from_events(cls, events: Sequence[SignalRecorded]) -> list[Signal]:
+        """`from_event` of each, validated together (cheaper per signal for a batch)."""
+        return _SIGNALS.validate_python([_signal_fields(event) for event in events])
 
     def to_json(self) -> dict[str, Any]:
         """camelCase, `occurredAt` in epoch ms, optional fields omitted when empty (as §7.1)."""
@@ -226,6 +219,26 @@ class SessionEntry(BaseModel):
             parent_session_key=state.parent_session_key,
             state_version=state.head,
         )
+
+
+_SIGNALS: TypeAdapter[list[Signal]] = TypeAdapter(list[Signal])
+
+
+def _signal_fields(event: SignalRecorded) -> dict[str, object]:
+    return {
+        "sequence": event.sequence,
+        "session_key": event.session_key,
+        "agent_id": event.agent_id,
+        "session_id": event.session_id,
+        "kind": event.kind,
+        "actor_type": event.actor_type,
+        "actor_id": event.actor_id,
+        "run_id": event.run_id,
+        "occurred_at": from_epoch_ms(event.occurred_at_ms),
+        "summary": event.summary,
+        "payload": event.payload.as_dict() if event.payload else None,
+        "dedupe_key": event.dedupe_key,
+    }
 
 
 class Cursor(BaseModel):

@@ -22,6 +22,7 @@ from sessionwatch.domain.session import (
     SignalRecorded,
     UpsertSession,
     decide,
+    decide_records,
     evolve,
     human_message_is_gated,
     initial,
@@ -71,7 +72,7 @@ def record(sequence: int) -> RecordSignal:
 
 
 def recorded(sequence: int) -> SignalRecorded:
-    return SignalRecorded(**record(sequence).model_dump())
+    return SignalRecorded(**record(sequence)._asdict())
 
 
 RESET = ResetSession(session_key=KEY, agent_id=AGENT)
@@ -149,7 +150,7 @@ def test_the_head_never_goes_down_when_an_older_sequence_is_replayed() -> None:
 
 
 def test_a_signal_carrying_a_session_id_sets_the_incarnation_and_one_without_keeps_it() -> None:
-    with_id = SignalRecorded(**{**record(2).model_dump(), "session_id": "s-9"})
+    with_id = SignalRecorded(**{**record(2)._asdict(), "session_id": "s-9"})
     state = given(with_id, recorded(3))
     assert state.session_id == "s-9"
 
@@ -333,3 +334,25 @@ def test_raises_head_only_holds_exactly_when_a_signal_changes_the_head_alone(
         assert after == dataclasses.replace(state, head=max(head, sequence))
     else:
         assert dataclasses.replace(after, head=state.head) != state
+
+
+@given_hypothesis(
+    known=st.booleans(),
+    head=st.integers(0, 20),
+    sequences=st.lists(st.integers(1, 25), max_size=8),
+)
+def test_deciding_records_together_equals_deciding_each_on_the_state_the_others_left(
+    known: bool, head: int, sequences: list[int]
+) -> None:
+    # `record_many` decides a run of commands at once (ADR-0017); sequences here may fall at or
+    # below the head, repeat or go down, which the shell never allocates but `decide` must refuse.
+    state = SessionState(session_key=KEY, agent_id=AGENT, known=known, head=head)
+    commands = [record(sequence) for sequence in sequences]
+    expected: list[SessionEvent] = []
+    folded = state
+    for command in commands:
+        events = decide(command, folded)
+        expected.extend(events)
+        for event in events:
+            folded = evolve(folded, event)
+    assert decide_records(commands, state) == expected

@@ -1,0 +1,146 @@
+"""`record_many` is recording each input in turn, inside one transaction (ADR-0017).
+
+A batch's consecutive notifying signals on one target by one actor share one §6.1 statement, and
+its rows are written together. Nothing of that may be observable: the signals returned, every
+cursor, the pending notices and the wakes must equal those of the same inputs recorded one by one,
+on every store, whatever the actors, producer watchers, dedupe keys and kinds.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeAlias
+
+import pytest
+from auditing import assert_audit_clean
+from fakes import FakeWaker
+from helpers import FakeClock
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from stores import STORES, fresh_store_url
+
+import sessionwatch
+from sessionwatch import Actor, SessionWatch, Signal, SignalInput, SignalKind
+from sessionwatch.testing import weighted
+
+_TMPFS = Path("/dev/shm")  # noqa: S108 - only a parent: TemporaryDirectory makes a private 0700 dir in it
+SCRATCH = _TMPFS if _TMPFS.is_dir() else None
+
+TARGETS = ("agent:main:t1", "agent:main:t2")
+WATCHERS = ("agent:main:w1", "agent:main:w2", "agent:ops:w3")
+REGISTERED = (
+    ("agent:main:w1", "agent:main:t1"),
+    ("agent:main:w2", "agent:main:t1"),
+    ("agent:ops:w3", "agent:main:t2"),
+)
+PRODUCER_WATCHERS = ((), ("agent:main:w2",), ("agent:main:w4",))
+"""None (most signals), one that already holds a cursor on t1, and one that holds none anywhere."""
+ACTORS = (
+    Actor.human(),
+    Actor.human("h-1"),
+    Actor.agent("agent:main:w1"),
+    Actor.agent("agent:main:w2"),
+    Actor.system(),
+)
+KINDS = (
+    SignalKind.HUMAN_DIRECT_MESSAGE,
+    SignalKind.GOAL_CHANGED,
+    SignalKind.UPSTREAM_MISSING,
+    SignalKind.COMPACTED,
+    SignalKind.ADOPTED,
+)
+"""Notifying kinds and, in between, signals that only seed cursors (SPEC §5.1, §6.1)."""
+
+
+@dataclass(frozen=True)
+class Batch:
+    items: tuple[SignalInput, ...]
+
+
+@dataclass(frozen=True)
+class Drain:
+    watcher: str
+
+
+Step: TypeAlias = Batch | Drain
+
+_INPUTS = st.builds(
+    SignalInput,
+    session_key=st.sampled_from(TARGETS),
+    kind=st.sampled_from(KINDS),
+    actor=st.sampled_from(ACTORS),
+    summary=st.just("state changed"),
+    # mostly none, so that runs form; sometimes one, which must cut the run it is in
+    watchers=weighted((6, st.just(())), (1, st.sampled_from(PRODUCER_WATCHERS[1:]))),
+    dedupe_key=weighted((6, st.none()), (1, st.sampled_from(("dup-1", "dup-2")))),
+)
+# Runs on one target are what the batching changes: most batches repeat an input a few times.
+_BATCH_ITEMS = st.lists(st.tuples(_INPUTS, st.integers(1, 4)), min_size=1, max_size=5).map(
+    lambda runs: tuple(item for item, times in runs for _ in range(times))
+)
+_STEPS: st.SearchStrategy[Step] = st.one_of(
+    st.builds(Batch, _BATCH_ITEMS),
+    st.builds(Batch, _BATCH_ITEMS),
+    st.builds(Drain, st.sampled_from(WATCHERS)),
+)
+
+
+@contextmanager
+def _twin_watches(store_kind: str) -> Iterator[tuple[SessionWatch, FakeWaker, SessionWatch, FakeWaker]]:
+    """Two fresh stores of one kind, each with its own clock (kept equal) and waker."""
+    with ExitStack() as stack:
+        pair = []
+        for _ in range(2):
+            directory = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=SCRATCH)))
+            url = stack.enter_context(fresh_store_url(store_kind, directory, reuse=True))
+            waker = FakeWaker()
+            watch = stack.enter_context(sessionwatch.open(url, clock=FakeClock(), waker=waker))
+            for target in TARGETS:
+                watch.upsert_session(target)
+            for watcher, target in REGISTERED:
+                assert watch.watch(watcher, target)
+            waker.take()
+            pair.append((watch, waker))
+        (batched, batched_wakes), (single, single_wakes) = pair
+        yield batched, batched_wakes, single, single_wakes
+
+
+def _one_by_one(watch: SessionWatch, items: tuple[SignalInput, ...]) -> list[Signal]:
+    return [
+        watch.record(
+            item.session_key,
+            kind=item.kind,
+            actor=item.actor,
+            summary=item.summary,
+            watchers=item.watchers,
+            dedupe_key=item.dedupe_key,
+        )
+        for item in items
+    ]
+
+
+def _observed(watch: SessionWatch) -> tuple[object, ...]:
+    """Every cursor a watcher could hold, and every watcher's pending notices."""
+    everyone = (*WATCHERS, "agent:main:w4")
+    cursors = tuple(watch.cursor(watcher, target) for watcher in everyone for target in TARGETS)
+    return cursors, tuple(tuple(watch.pending_notices(watcher)) for watcher in everyone)
+
+
+@pytest.mark.parametrize("store_kind", STORES)
+@settings(max_examples=60, deadline=None)
+@given(steps=st.lists(_STEPS, min_size=1, max_size=6))
+def test_record_many_equals_recording_each_input_in_turn(store_kind: str, steps: list[Step]) -> None:
+    with _twin_watches(store_kind) as (batched, batched_wakes, single, single_wakes):
+        for step in steps:
+            match step:
+                case Batch(items=items):
+                    assert batched.record_many(items) == _one_by_one(single, items)
+                case Drain(watcher=watcher):
+                    assert batched.drain(watcher) == single.drain(watcher)
+            assert batched_wakes.take() == single_wakes.take()
+            assert _observed(batched) == _observed(single)
+        assert_audit_clean(batched)
