@@ -77,13 +77,39 @@ def _continues(previous: SignalRecorded, signal: SignalRecorded) -> bool:
     return previous.actor_id == signal.actor_id and not previous.watchers and not signal.watchers
 
 
+class WriteCache:
+    """What this process's committed writes left: session states, stream versions, counters.
+
+    Kept by a store whose writes all go through one connection, which drops it whenever another
+    connection committed in between (SQLite's `PRAGMA data_version`, ADR-0018). A transaction reads
+    through it and hands it what it wrote only once it committed; one that changed rows wholesale
+    (a prune, an import, a migration) empties it instead.
+    """
+
+    LIMIT = 65536
+    """Identities kept at most: beyond, the cache starts again empty (reads refill it)."""
+
+    def __init__(self) -> None:
+        self.states: dict[SessionIdentity, SessionState] = {}
+        self.versions: dict[UUID, int] = {}
+        self.counters: dict[str, int] = {}
+
+    def clear(self) -> None:
+        """Forget everything: the next transactions read the store."""
+        self.states.clear()
+        self.versions.clear()
+        self.counters.clear()
+
+
 class SetBasedWrite(ABC):
     """One exclusive write transaction over the SQL read models; caches what it read or wrote."""
 
     sql: ModuleType
 
-    def __init__(self, cursor: Any) -> None:  # noqa: ANN401 - a DB-API cursor of either driver
+    def __init__(self, cursor: Any, cache: WriteCache | None = None) -> None:  # noqa: ANN401 - either driver's
         self._raw = cursor
+        self._cache = cache
+        self.wholesale = False  # rows changed beyond what `_states` and `_versions` track
         self._states: dict[SessionIdentity, SessionState] = {}
         self._versions: dict[UUID, int] = {}
         self._signal_rows: list[tuple[object, ...]] = []
@@ -158,9 +184,28 @@ class SetBasedWrite(ABC):
 
     # ------------------------------------------------------------------------------ shared rules
 
+    def keep(self) -> None:
+        """After the commit: hand the cache what this transaction wrote (or empty it)."""
+        cache = self._cache
+        if cache is None:
+            return
+        if self.wholesale or len(cache.states) > cache.LIMIT:
+            cache.clear()
+            return
+        cache.states.update(self._states)
+        cache.versions.update(self._versions)
+
     def session(self, identity: SessionIdentity) -> SessionState:
         """The identity's state as of this transaction (its stream version cached with it)."""
         state = self._states.get(identity)
+        if state is None and self._cache is not None:
+            state = self._cache.states.get(identity)
+            if state is not None:
+                stream = session_stream_id(identity)
+                if state.known:
+                    self._versions[stream] = self._cache.versions[stream]
+                self._states[identity] = state
+                return state
         if state is None:  # nothing is queued for an identity not cached: the raw cursor reads it right
             self._raw.execute(self.sql.SELECT_SESSION, identity)
             row = self._raw.fetchone()
@@ -181,6 +226,8 @@ class SetBasedWrite(ABC):
     def _store_event(self, stream: UUID, event: DomainEvent) -> tuple[int, int]:
         """Insert one stored event; return its stream version and notification id."""
         version = self._versions.get(stream)
+        if version is None and self._cache is not None:
+            version = self._cache.versions.get(stream)
         if version is None:
             self._c.execute(self.sql.SELECT_STREAM_VERSION, {"s": self._stream_key(stream)})
             version = int(self._one()[0])
@@ -399,6 +446,7 @@ class SetBasedWrite(ABC):
         c.execute(self.sql.EXPIRE_CURSORS, (cutoffs.cursors_updated_before_ms,))
         expired = c.rowcount
         self._states.clear()  # heads and watermarks changed under the cache
+        self.wholesale = True
         c.execute(self.sql.STAMP_LAST_PRUNE, (now_ms,))
         counts = PruneCounts(cutoffs, signals_removed, stamped, expired, events_deleted=0, archived=archived)
         self.vacuum_due = signals_removed > 0
@@ -439,6 +487,7 @@ class SetBasedWrite(ABC):
         the signal rows can name theirs before anything is inserted.
         """
         c = self._c
+        self.wholesale = True
         c.execute(self.sql.SELECT_HISTORY_PRESENT)
         counter, present = self._one()
         if counter or present:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -31,7 +32,7 @@ from sessionwatch.adapters import sqlite_schema as sql
 from sessionwatch.adapters.mapper import (
     encode,
 )
-from sessionwatch.adapters.sql_write import ArchiveRow, SetBasedWrite
+from sessionwatch.adapters.sql_write import ArchiveRow, SetBasedWrite, WriteCache
 from sessionwatch.adapters.store import StoredHistory, StoreError
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
@@ -71,6 +72,34 @@ class _PooledConnection(SQLiteConnection):
         self.writable = writable
 
 
+def _connect(db_name: str, synchronous: Synchronous, lock_timeout: int | None) -> sqlite3.Connection:
+    """A connection to the existing file (`mode=rw`): one that vanished is never created afresh.
+
+    A new empty database in its place would adopt the old file's `-wal` and lose what it holds.
+    Statements are cached (256, see `_Pool`), in WAL with the chosen `synchronous`, autocommit
+    (transactions are begun explicitly).
+    """
+    try:
+        raw = sqlite3.connect(
+            f"file:{quote(os.fsencode(db_name))}?mode=rw",
+            uri=True,
+            check_same_thread=False,
+            isolation_level=None,
+            cached_statements=_Pool.STATEMENT_CACHE,
+            timeout=lock_timeout or _DEFAULT_LOCK_TIMEOUT,
+        )
+    except sqlite3.Error as exc:
+        raise _CannotConnectError(f"cannot connect to {db_name}: {exc}") from exc
+    try:
+        raw.execute("PRAGMA journal_mode=WAL")
+        raw.execute(f"PRAGMA journal_size_limit={_WAL_SIZE_LIMIT}")  # a prune's WAL is not kept forever
+        raw.execute(f"PRAGMA synchronous={synchronous.upper()}")
+    except sqlite3.Error as exc:
+        raw.close()
+        raise _CannotConnectError(f"cannot connect to {db_name}: {exc}") from exc
+    return raw
+
+
 class _Pool(SQLiteConnectionPool):
     """eventsourcing's pool, with connections made for this workload.
 
@@ -105,28 +134,7 @@ class _Pool(SQLiteConnectionPool):
             raise
 
     def _create_connection(self) -> SQLiteConnection:
-        """A connection to the existing file (`mode=rw`): one that vanished is never created afresh.
-
-        A new empty database in its place would adopt the old file's `-wal` and lose what it holds.
-        """
-        try:
-            raw = sqlite3.connect(
-                f"file:{quote(os.fsencode(self.db_name))}?mode=rw",
-                uri=True,
-                check_same_thread=False,
-                isolation_level=None,  # autocommit: transactions are begun explicitly
-                cached_statements=self.STATEMENT_CACHE,
-                timeout=self.lock_timeout or _DEFAULT_LOCK_TIMEOUT,
-            )
-        except sqlite3.Error as exc:
-            raise _CannotConnectError(f"cannot connect to {self.db_name}: {exc}") from exc
-        try:
-            raw.execute("PRAGMA journal_mode=WAL")
-            raw.execute(f"PRAGMA journal_size_limit={_WAL_SIZE_LIMIT}")  # a prune's WAL is not kept forever
-            raw.execute(f"PRAGMA synchronous={self.synchronous.upper()}")
-        except sqlite3.Error as exc:
-            raw.close()
-            raise _CannotConnectError(f"cannot connect to {self.db_name}: {exc}") from exc
+        raw = _connect(self.db_name, self.synchronous, self.lock_timeout)
         return _PooledConnection(raw, self.max_age, writable=os.access(self.db_name, os.W_OK))
 
     def put_connection(self, conn: SQLiteConnection) -> None:
@@ -212,8 +220,9 @@ class _SqliteWrite(SetBasedWrite):
 
     sql = sql
 
-    def __init__(self, cursor: sqlite3.Cursor) -> None:
-        super().__init__(cursor)
+    def __init__(self, cursor: sqlite3.Cursor, cache: WriteCache) -> None:
+        super().__init__(cursor, cache)
+        self._counters = cache.counters
         self._next: int | None = None
         self._written = 0
         self._last_notification_id: int | None = None
@@ -229,8 +238,7 @@ class _SqliteWrite(SetBasedWrite):
         AUTOINCREMENT's `sqlite_sequence` above every id ever used (ADR-0006).
         """
         if self._last_notification_id is None:
-            self._raw.execute(sql.SELECT_LAST_NOTIFICATION_ID)
-            self._last_notification_id = int(self._one()[0])
+            self._last_notification_id = self._counter(sql.SELECT_LAST_NOTIFICATION_ID)
         self._last_notification_id += 1
         self._event_rows.append((self._last_notification_id, stream.hex, version, event.type, encode(event)))
         return self._last_notification_id
@@ -254,13 +262,27 @@ class _SqliteWrite(SetBasedWrite):
             marks = ",".join("?" * len(rows[0]))
             self._c.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", rows)
 
+    def _counter(self, query: str) -> int:
+        """A counter's committed value: remembered from this process's last write, else read."""
+        value = self._counters.get(query)
+        if value is None:
+            self._raw.execute(query)
+            value = int(self._one()[0])
+        return value
+
     def next_sequence(self) -> int:
-        if self._next is None:  # the first allocation takes and writes one number in one statement
-            self._c.execute("UPDATE sw_meta SET value = value + 1 WHERE name='sequence' RETURNING value")
-            self._next = self._written = int(self._one()[0])
-            return self._next
+        if self._next is None:
+            self._next = self._written = self._counter(sql.SELECT_COUNTER)
         self._next += 1
         return self._next
+
+    def keep(self) -> None:
+        super().keep()
+        if not self.wholesale:  # a wholesale change emptied the cache, counters included
+            if self._next is not None:
+                self._counters[sql.SELECT_COUNTER] = self._next
+            if self._last_notification_id is not None:
+                self._counters[sql.SELECT_LAST_NOTIFICATION_ID] = self._last_notification_id
 
     def cursor(self, key: CursorKey) -> CursorState | None:
         return _cursor(self._c, key)
@@ -283,21 +305,24 @@ def _file_identity(path: Path) -> tuple[int, int] | None:
     return found.st_dev, found.st_ino
 
 
-def _abandon(connection: SQLiteConnection, exc: BaseException) -> None:
+def _abandon(connection: sqlite3.Connection, exc: BaseException) -> bool:
     """Roll a failed write back; close its connection unless it merely waited for a lock.
 
-    A connection that hit a read-only, full or failing file is not pooled again: SQLite opens a
+    A connection that hit a read-only, full or failing file is not used again: SQLite opens a
     connection read-only when the file is write-protected, and it would stay so after the fault.
+    Returns whether the connection was closed.
     """
     try:
         connection.rollback()
     except sqlite3.Error:
         connection.close()
-        return
+        return True
     if isinstance(exc, sqlite3.Error):
         name = getattr(exc, "sqlite_errorname", None) or ""  # absent on errors sqlite3 raises itself
         if not name.startswith(_WAITED_FOR_A_LOCK):
             connection.close()
+            return True
+    return False
 
 
 def _ensure_private_file(path: Path) -> None:
@@ -318,6 +343,13 @@ class SqliteSignalStore:
             raise ValueError(f"synchronous: must be 'normal' or 'full', not {synchronous!r}")
         self.path = Path(path)
         self._schema_ready = False
+        self._synchronous: Synchronous = synchronous
+        self._lock_timeout = lock_timeout
+        self._writing = threading.Lock()
+        self._writer: sqlite3.Connection | None = None
+        self._closed = False
+        self._cache = WriteCache()
+        self._data_version: int | None = None
         try:
             has_directory = self.path.parent.is_dir()
         except OSError as exc:  # a name too long, for one
@@ -359,30 +391,60 @@ class SqliteSignalStore:
     def write(self) -> Iterator[_SqliteWrite]:
         """An exclusive write transaction (`BEGIN IMMEDIATE`), committed when the block exits.
 
-        It writes nothing and raises `StoreError` when the file at `path` is no longer the one this
+        Every write of this store runs on its one writer connection, one at a time (ADR-0018). It
+        writes nothing and raises `StoreError` when the file at `path` is no longer the one this
         store opened (moved or deleted while open): SQLite would go on writing to the detached file,
         and a signal acknowledged there is lost with it.
         """
+        if not self._writing.acquire(timeout=self._lock_timeout):
+            raise StoreError(f"timed out after {self._lock_timeout} s waiting for this store's writer")
         try:
-            with self._datastore.get_connection(commit=True) as connection:
-                try:
-                    cursor = connection.cursor().sqlite_cursor  # the plain sqlite3 cursor: rowcount, speed
-                    cursor.execute("BEGIN IMMEDIATE")
-                    self._check_same_file()
-                    if not self._schema_ready:
-                        for statement in sql.SCHEMA:
-                            cursor.execute(statement)
-                        sql_write.migrate(cursor, sql)
-                    tx = _SqliteWrite(cursor)
-                    yield tx
-                    tx.finish()
-                    connection.commit()
-                except BaseException as exc:
-                    _abandon(connection, exc)
-                    raise
-                self._schema_ready = True
+            connection = self._writer_connection()
+            cursor = connection.cursor()
+            try:
+                cursor.execute("BEGIN IMMEDIATE")
+                self._check_same_file()
+                self._check_data_version(cursor)
+                if not self._schema_ready:
+                    for statement in sql.SCHEMA:
+                        cursor.execute(statement)
+                    sql_write.migrate(cursor, sql)
+                    self._cache.clear()
+                tx = _SqliteWrite(cursor, self._cache)
+                yield tx
+                tx.finish()
+                connection.commit()
+            except BaseException as exc:
+                if _abandon(connection, exc):
+                    self._writer = None
+                raise
+            tx.keep()
+            self._schema_ready = True
         except _STORE_FAULTS as exc:
             raise StoreError(f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            self._writing.release()
+
+    def _writer_connection(self) -> sqlite3.Connection:
+        """The writer connection, opened again after a fault closed it."""
+        if self._writer is None:
+            if self._closed:
+                raise StoreError(f"{self.path}: the store is closed")
+            self._writer = _connect(str(self._absolute), self._synchronous, self._lock_timeout)
+            self._data_version = None  # a new connection counts other connections' commits afresh
+        return self._writer
+
+    def _check_data_version(self, cursor: sqlite3.Cursor) -> None:
+        """Empty the write cache when another connection committed since this one last wrote.
+
+        SQLite's `data_version` changes on a connection exactly when some other connection (another
+        process, or a replaced writer) committed; this store's own commits leave it alone.
+        """
+        cursor.execute("PRAGMA data_version")
+        version = cursor.fetchone()[0]
+        if version != self._data_version:
+            self._cache.clear()
+            self._data_version = version
 
     def _check_same_file(self) -> None:
         """Raise `StoreError` unless the file at `path` is still the one this store opened."""
@@ -538,5 +600,14 @@ class SqliteSignalStore:
             return int(c.fetchone()[0])
 
     def close(self) -> None:
-        """Close every pooled connection."""
+        """Close the writer and every pooled connection."""
+        acquired = self._writing.acquire(timeout=self._lock_timeout)  # let a running write finish
+        try:
+            self._closed = True
+            if self._writer is not None:
+                self._writer.close()
+                self._writer = None
+        finally:
+            if acquired:
+                self._writing.release()
         self._datastore.close()
