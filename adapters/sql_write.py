@@ -169,6 +169,9 @@ class SetBasedWrite(ABC):
         """Before the commit: write everything still queued."""
         self._flush()
 
+    def _before_deleting_signals(self) -> None:  # noqa: B027 - optional hook, empty by design
+        """Whatever must happen before signal rows are deleted (SQLite raises its counter's floor)."""
+
     def _has_queued_events(self) -> bool:
         """Whether `_insert_event` queued stored events not yet written (a store that queues them)."""
         return False
@@ -311,6 +314,7 @@ class SetBasedWrite(ABC):
                 return []
             case SessionDeleted():
                 self._drop_cursors(identity, deleted=True)
+                self._before_deleting_signals()
                 self._c.execute(self.sql.DELETE_SESSION_SIGNALS, identity)
                 self._c.execute(self.sql.DELETE_LINK, identity)  # its link goes too (SPEC §9)
                 return []
@@ -441,6 +445,7 @@ class SetBasedWrite(ABC):
             archived = archive.append(self._archive_rows(c.fetchall()))
         c.execute(self.sql.STAMP_WATERMARKS, removed)
         stamped = c.rowcount
+        self._before_deleting_signals()
         c.execute(self.sql.DELETE_REMOVED, removed)
         signals_removed = c.rowcount
         c.execute(self.sql.EXPIRE_CURSORS, (cutoffs.cursors_updated_before_ms,))

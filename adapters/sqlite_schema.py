@@ -9,8 +9,36 @@ from __future__ import annotations
 
 from sessionwatch.domain.signals import PAYLOAD_KEYS, PUBLIC_PAYLOAD_KEYS
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 EVENTS_TABLE = "stored_events"
+
+_SIGNALS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS {name} ("
+    " sequence INTEGER PRIMARY KEY,"  # allocated by the counter, never by SQLite
+    " session_key TEXT NOT NULL,"
+    " agent_id TEXT NOT NULL,"
+    " session_id TEXT,"
+    " kind TEXT NOT NULL,"
+    " actor_type TEXT NOT NULL,"
+    " actor_id TEXT,"
+    " run_id TEXT,"
+    " occurred_at_ms INTEGER NOT NULL,"
+    " recorded_at_ms INTEGER NOT NULL,"
+    " summary TEXT NOT NULL,"
+    " payload TEXT,"
+    " dedupe_key TEXT,"  # unique where set: `sw_signals_by_dedupe`
+    " watchers TEXT,"
+    " notification_id INTEGER NOT NULL)"  # its stored event, kept while the signal is retained
+)
+_SIGNAL_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS sw_signals_by_session ON sw_signals (session_key, agent_id, sequence)",
+    "CREATE INDEX IF NOT EXISTS sw_signals_by_age ON sw_signals (occurred_at_ms)",
+    # Partial: most signals carry no dedupe key, and their record then writes no page of it (ADR-0019).
+    (
+        "CREATE UNIQUE INDEX IF NOT EXISTS sw_signals_by_dedupe ON sw_signals (dedupe_key)"
+        " WHERE dedupe_key IS NOT NULL"
+    ),
+)
 
 SCHEMA = (
     # The notification id is AUTOINCREMENT: plain rowids restart at 1 once the newest rows are
@@ -48,26 +76,8 @@ SCHEMA = (
         " meta TEXT,"  # registry metadata as JSON (SPEC-tools §T10), NULL until first set
         " PRIMARY KEY (session_key, agent_id)) WITHOUT ROWID"
     ),
-    (
-        "CREATE TABLE IF NOT EXISTS sw_signals ("
-        " sequence INTEGER PRIMARY KEY,"  # allocated by the counter, never by SQLite
-        " session_key TEXT NOT NULL,"
-        " agent_id TEXT NOT NULL,"
-        " session_id TEXT,"
-        " kind TEXT NOT NULL,"
-        " actor_type TEXT NOT NULL,"
-        " actor_id TEXT,"
-        " run_id TEXT,"
-        " occurred_at_ms INTEGER NOT NULL,"
-        " recorded_at_ms INTEGER NOT NULL,"
-        " summary TEXT NOT NULL,"
-        " payload TEXT,"
-        " dedupe_key TEXT UNIQUE,"
-        " watchers TEXT,"
-        " notification_id INTEGER NOT NULL)"  # its stored event, kept while the signal is retained
-    ),
-    "CREATE INDEX IF NOT EXISTS sw_signals_by_session ON sw_signals (session_key, agent_id, sequence)",
-    "CREATE INDEX IF NOT EXISTS sw_signals_by_age ON sw_signals (occurred_at_ms)",
+    _SIGNALS_TABLE.format(name="sw_signals"),
+    *_SIGNAL_INDEXES,
     # A rowid table with the pair as a unique key: a material update rewrites N, M and updated_at of
     # many rows at once, which is cheaper here than re-seeking WITHOUT ROWID text keys, and the
     # watcher index holds no column the update changes.
@@ -277,7 +287,7 @@ WRITE_COUNTER = "UPDATE sw_meta SET value = ? WHERE name = 'sequence'"
 CLEAR_LAST_PRUNE = "DELETE FROM sw_meta WHERE name = 'last_prune_ms'"
 # An import goes only into a store that never held anything: the counter, then whether any row exists.
 SELECT_HISTORY_PRESENT = (
-    "SELECT (SELECT value FROM sw_meta WHERE name = 'sequence'),"
+    "SELECT (SELECT value FROM sw_meta WHERE name = 'sequence'),"  # a floor, but any signal is a row
     f" EXISTS (SELECT 1 FROM {EVENTS_TABLE}) OR EXISTS (SELECT 1 FROM sw_streams)"
     " OR EXISTS (SELECT 1 FROM sw_sessions) OR EXISTS (SELECT 1 FROM sw_signals)"
     " OR EXISTS (SELECT 1 FROM sw_cursors) OR EXISTS (SELECT 1 FROM sw_upstream_links)"
@@ -293,7 +303,16 @@ SELECT_EVENTS_AFTER = (
 )
 # Every stream's newest version comes from one of three places (ADR-0008): the streams table, a
 # session row, or the stored events themselves.
-SELECT_COUNTER = "SELECT value FROM sw_meta WHERE name = 'sequence'"
+# The highest sequence ever allocated (ADR-0019): the counter row is a floor, raised only before
+# signal rows are deleted, and the newest retained signal is above it or at it.
+SELECT_COUNTER = (
+    "SELECT MAX((SELECT value FROM sw_meta WHERE name = 'sequence'),"
+    " COALESCE((SELECT MAX(sequence) FROM sw_signals), 0))"
+)
+RAISE_COUNTER = (
+    "UPDATE sw_meta SET value = MAX(value, COALESCE((SELECT MAX(sequence) FROM sw_signals), 0))"
+    " WHERE name = 'sequence'"
+)
 SELECT_STREAM_VERSIONS = "SELECT stream_id, version FROM sw_streams"
 SELECT_SESSION_STREAM_VERSIONS = "SELECT session_key, agent_id, stream_version FROM sw_sessions"
 SELECT_EVENT_STREAM_VERSIONS = (
@@ -303,6 +322,16 @@ SELECT_EVENT_STREAM_VERSIONS = (
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     # 2: registry metadata on every session row (ADR-0012); NULL reads as "none set".
     2: ("ALTER TABLE sw_sessions ADD COLUMN meta TEXT",),
+    # 3 (ADR-0019): the dedupe key's uniqueness moves to a partial index (the table is rebuilt, as
+    # SQLite drops no column constraint); the counter row becomes a floor under the newest signal,
+    # which needs no change to the data, only this version, so that older code refuses the file.
+    3: (
+        _SIGNALS_TABLE.format(name="sw_signals_v3"),
+        "INSERT INTO sw_signals_v3 SELECT * FROM sw_signals",
+        "DROP TABLE sw_signals",
+        "ALTER TABLE sw_signals_v3 RENAME TO sw_signals",
+        *_SIGNAL_INDEXES,
+    ),
 }
 """The statements that bring a store written at the version before each key up to that version."""
 SELECT_SCHEMA_VERSION = "SELECT value FROM sw_meta WHERE name = 'schema_version'"

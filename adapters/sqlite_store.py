@@ -224,7 +224,6 @@ class _SqliteWrite(SetBasedWrite):
         super().__init__(cursor, cache)
         self._counters = cache.counters
         self._next: int | None = None
-        self._written = 0
         self._last_notification_id: int | None = None
         self._event_rows: list[tuple[int, str, int, str, bytes]] = []
 
@@ -271,8 +270,9 @@ class _SqliteWrite(SetBasedWrite):
         return value
 
     def next_sequence(self) -> int:
+        """The next sequence: above the counter's floor and the newest signal; written as its row."""
         if self._next is None:
-            self._next = self._written = self._counter(sql.SELECT_COUNTER)
+            self._next = self._counter(sql.SELECT_COUNTER)
         self._next += 1
         return self._next
 
@@ -290,10 +290,9 @@ class _SqliteWrite(SetBasedWrite):
     def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
         return _cursors_of(self._c, watcher, pending_only=pending_only)
 
-    def finish(self) -> None:
-        super().finish()
-        if self._next is not None and self._next != self._written:
-            self._c.execute("UPDATE sw_meta SET value=? WHERE name='sequence'", (self._next,))
+    def _before_deleting_signals(self) -> None:
+        """The counter row is a floor (ADR-0019): raise it to the newest signal before rows go."""
+        self._c.execute(sql.RAISE_COUNTER)
 
 
 def _file_identity(path: Path) -> tuple[int, int] | None:
@@ -596,7 +595,7 @@ class SqliteSignalStore:
     def last_sequence(self) -> int:
         """The counter: the highest sequence ever allocated."""
         with self._read() as c:
-            c.execute("SELECT value FROM sw_meta WHERE name='sequence'")
+            c.execute(sql.SELECT_COUNTER)
             return int(c.fetchone()[0])
 
     def close(self) -> None:

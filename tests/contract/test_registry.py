@@ -19,6 +19,7 @@ from stores import admin, fresh_store_url
 
 import sessionwatch
 from sessionwatch import InvalidSignal, RegistryEntry, Route, SessionWatch, StoreError
+from sessionwatch.adapters import sqlite_schema
 from sessionwatch.adapters.history import export_history, import_history
 from sessionwatch.domain.session import SessionMetaUpdated
 
@@ -174,7 +175,8 @@ def test_a_sqlite_store_written_before_the_metadata_is_migrated_on_open(
         assert watch.session_status(KEY).state_version == 1
         assert_audit_clean(watch)
     with sqlite3.connect(path) as migrated:
-        assert migrated.execute("SELECT value FROM sw_meta WHERE name = 'schema_version'").fetchone() == (2,)
+        version = migrated.execute("SELECT value FROM sw_meta WHERE name = 'schema_version'").fetchone()
+        assert version == (sqlite_schema.SCHEMA_VERSION,)
 
 
 def test_a_store_written_by_a_newer_schema_is_refused(tmp_path: Path, clock: FakeClock) -> None:

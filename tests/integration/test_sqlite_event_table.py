@@ -41,6 +41,9 @@ def test_sequences_keep_rising_after_the_newest_signals_are_deleted(tmp_path: Pa
         highest = max(_record(watch, "agent:main:a") for _ in range(3))
         watch.delete_session("agent:main:a")
         assert _record(watch, "agent:main:a") > highest
+        watch.delete_session("agent:main:a")
+    with sessionwatch.open(f"sqlite:///{db}", clock=FakeClock()) as watch:  # nothing remembered
+        assert _record(watch, "agent:main:a") > highest + 1
 
 
 def test_the_sequence_counter_survives_reopening_the_file(tmp_path: Path) -> None:
@@ -98,3 +101,68 @@ def test_processes_opening_a_new_file_together_all_open_it(tmp_path: Path) -> No
         assert [out for out, _ in outcomes] == ["recorded\n"] * 4, [err for _, err in outcomes]
         with sessionwatch.open(f"sqlite:///{db}", clock=FakeClock()) as watch:
             assert watch.session_status("agent:main:x").state_version == 4
+
+
+def test_sequences_keep_rising_after_a_prune_removed_every_signal(tmp_path: Path) -> None:
+    # The counter row is only a floor (ADR-0019): the prune must raise it before the rows go.
+    clock = FakeClock()
+    db = tmp_path / "state.db"
+    with sessionwatch.open(f"sqlite:///{db}", clock=clock) as watch:
+        highest = max(_record(watch, "agent:main:a") for _ in range(3))
+        clock.advance(days=31)  # past the default 30-day window
+        assert watch.prune(force=True).signals_removed == 3
+    with sessionwatch.open(f"sqlite:///{db}", clock=clock) as watch:
+        assert _record(watch, "agent:main:a") == highest + 1
+
+
+_VERSION_2_SIGNALS = (
+    "CREATE TABLE sw_signals (sequence INTEGER PRIMARY KEY, session_key TEXT NOT NULL,"
+    " agent_id TEXT NOT NULL, session_id TEXT, kind TEXT NOT NULL, actor_type TEXT NOT NULL,"
+    " actor_id TEXT, run_id TEXT, occurred_at_ms INTEGER NOT NULL, recorded_at_ms INTEGER NOT NULL,"
+    " summary TEXT NOT NULL, payload TEXT, dedupe_key TEXT UNIQUE, watchers TEXT,"
+    " notification_id INTEGER NOT NULL)"
+)
+
+
+def test_a_version_2_store_is_migrated_to_a_partial_dedupe_index_and_a_counter_floor(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    with sessionwatch.open(f"sqlite:///{db}", clock=FakeClock()) as watch:
+        original = watch.record(
+            "agent:main:a", kind="compacted", actor=Actor.system(), summary="compacted", dedupe_key="op-1"
+        )
+        highest = max(_record(watch, "agent:main:a") for _ in range(2))
+    with sqlite3.connect(db) as old:  # the shape version 2 had: a UNIQUE column, the counter at the top
+        old.execute("ALTER TABLE sw_signals RENAME TO sw_signals_new")
+        old.execute("DROP INDEX sw_signals_by_session")
+        old.execute("DROP INDEX sw_signals_by_age")
+        old.execute("DROP INDEX sw_signals_by_dedupe")
+        old.execute(_VERSION_2_SIGNALS)
+        old.execute("INSERT INTO sw_signals SELECT * FROM sw_signals_new")
+        old.execute("DROP TABLE sw_signals_new")
+        old.execute("CREATE INDEX sw_signals_by_session ON sw_signals (session_key, agent_id, sequence)")
+        old.execute("CREATE INDEX sw_signals_by_age ON sw_signals (occurred_at_ms)")
+        old.execute("UPDATE sw_meta SET value = ? WHERE name = 'sequence'", (highest,))
+        old.execute("UPDATE sw_meta SET value = 2 WHERE name = 'schema_version'")
+    with sessionwatch.open(f"sqlite:///{db}", clock=FakeClock()) as watch:
+        again = watch.record(
+            "agent:main:a", kind="compacted", actor=Actor.system(), summary="compacted", dedupe_key="op-1"
+        )
+        assert again == original, "the dedupe key is still unique"
+        assert _record(watch, "agent:main:a") == highest + 1
+        assert [
+            c.sequence for c in watch.session_status("agent:main:a", changes_since=0).state_changes.events
+        ] == [
+            original.sequence,
+            *range(original.sequence + 1, highest + 2),
+        ]
+    with sqlite3.connect(db) as migrated:
+        assert migrated.execute("SELECT value FROM sw_meta WHERE name = 'schema_version'").fetchone() == (3,)
+        indexes = {
+            name: (unique, partial)
+            for _, name, unique, _, partial in migrated.execute("PRAGMA index_list(sw_signals)")
+        }
+        assert indexes == {
+            "sw_signals_by_dedupe": (1, 1),
+            "sw_signals_by_session": (0, 0),
+            "sw_signals_by_age": (0, 0),
+        }, "no autoindex of a UNIQUE column is left"
