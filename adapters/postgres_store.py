@@ -234,8 +234,8 @@ class _PostgresWrite(SetBasedWrite):
     def _stream_key(self, stream: UUID) -> object:
         return stream
 
-    def _insert_event(self, stream: UUID, version: int, event: DomainEvent) -> int:
-        self._c.execute(sql.INSERT_EVENT, (stream, version, event.type, encode(event)))
+    def _insert_event(self, stream_key: object, version: int, event: DomainEvent) -> int:
+        self._c.execute(sql.INSERT_EVENT, (stream_key, version, event.type, encode(event)))
         return int(self._one()[0])
 
     def _archive_row(self, row: Sequence[Any]) -> ArchiveRow:

@@ -148,8 +148,8 @@ class SetBasedWrite(ABC):
         """How this driver binds a stream id."""
 
     @abstractmethod
-    def _insert_event(self, stream: UUID, version: int, event: DomainEvent) -> int:
-        """Insert one stored event; return its notification id."""
+    def _insert_event(self, stream_key: object, version: int, event: DomainEvent) -> int:
+        """Insert one stored event on the stream `_stream_key` bound; return its notification id."""
 
     @abstractmethod
     def _archive_row(self, row: Sequence[Any]) -> ArchiveRow:
@@ -226,16 +226,20 @@ class SetBasedWrite(ABC):
         row = self._c.fetchone()
         return sql_rows.signal(row) if row is not None else None
 
-    def _store_event(self, stream: UUID, event: DomainEvent) -> tuple[int, int]:
-        """Insert one stored event; return its stream version and notification id."""
+    def _stream_version(self, stream: UUID) -> int:
+        """The stream's newest version as of this transaction (0 for a new stream)."""
         version = self._versions.get(stream)
         if version is None and self._cache is not None:
             version = self._cache.versions.get(stream)
         if version is None:
             self._c.execute(self.sql.SELECT_STREAM_VERSION, {"s": self._stream_key(stream)})
             version = int(self._one()[0])
-        version += 1
-        notification_id = self._insert_event(stream, version, event)
+        return version
+
+    def _store_event(self, stream: UUID, event: DomainEvent) -> tuple[int, int]:
+        """Insert one stored event; return its stream version and notification id."""
+        version = self._stream_version(stream) + 1
+        notification_id = self._insert_event(self._stream_key(stream), version, event)
         self._versions[stream] = version
         if not isinstance(event, SessionEvent):
             # cursor and store streams: no read-model row carries their version (sw_sessions does)
@@ -252,13 +256,15 @@ class SetBasedWrite(ABC):
         if not events:
             return []
         stream = session_stream_id(identity)
+        stream_key = self._stream_key(stream)
         state = self.session(identity)
         head = state.head  # raised alone by most signals: the state is rebuilt only when needed
+        version = self._stream_version(stream)  # nothing below stores an event on this stream
         opened: list[MaterialSignalSeen] = []
         run: list[SignalRecorded] = []
-        version = 0
         for event in events:
-            version, notification_id = self._store_event(stream, event)
+            version += 1
+            notification_id = self._insert_event(stream_key, version, event)
             signal = event if isinstance(event, SignalRecorded) else None
             if signal is not None:
                 self._signal_rows.append(sql_rows.signal_params(signal, notification_id))
@@ -273,11 +279,12 @@ class SetBasedWrite(ABC):
             if signal is not None and session.raises_head_only(state, signal):
                 head = max(head, signal.sequence)
             else:
-                state = session.evolve(replace(state, head=head), event)
+                state = session.evolve(session.with_head(state, head), event)
                 head = state.head
         if run:
             opened.extend(self._material_update(run))
-        self._put_session(replace(state, head=head), version)
+        self._versions[stream] = version
+        self._put_session(session.with_head(state, head), version)
         for fact in opened:
             self._wake(fact.watcher, fact.target_key)
         return opened

@@ -225,12 +225,12 @@ class _SqliteWrite(SetBasedWrite):
         self._counters = cache.counters
         self._next: int | None = None
         self._last_notification_id: int | None = None
-        self._event_rows: list[tuple[int, str, int, str, bytes]] = []
+        self._event_rows: list[tuple[int, object, int, str, bytes]] = []
 
     def _stream_key(self, stream: UUID) -> object:
         return stream.hex
 
-    def _insert_event(self, stream: UUID, version: int, event: DomainEvent) -> int:
+    def _insert_event(self, stream_key: object, version: int, event: DomainEvent) -> int:
         """Queue the event under the next notification id, allocated here (ADR-0017).
 
         The write lock is held, so nobody else takes ids meanwhile; inserting them explicitly keeps
@@ -239,7 +239,7 @@ class _SqliteWrite(SetBasedWrite):
         if self._last_notification_id is None:
             self._last_notification_id = self._counter(sql.SELECT_LAST_NOTIFICATION_ID)
         self._last_notification_id += 1
-        self._event_rows.append((self._last_notification_id, stream.hex, version, event.type, encode(event)))
+        self._event_rows.append((self._last_notification_id, stream_key, version, event.type, encode(event)))
         return self._last_notification_id
 
     def _has_queued_events(self) -> bool:
@@ -295,10 +295,10 @@ class _SqliteWrite(SetBasedWrite):
         self._c.execute(sql.RAISE_COUNTER)
 
 
-def _file_identity(path: Path) -> tuple[int, int] | None:
+def _file_identity(path: Path | str) -> tuple[int, int] | None:
     """The (device, inode) of the file at `path`, None when there is none."""
     try:
-        found = path.stat()
+        found = os.stat(path)  # noqa: PTH116 - every write asks: a str path skips pathlib's layers
     except OSError:
         return None
     return found.st_dev, found.st_ino
@@ -358,6 +358,7 @@ class SqliteSignalStore:
         try:
             _ensure_private_file(self.path)
             self._absolute = self.path.absolute()  # what it names must not change with the working directory
+            self._absolute_text = str(self._absolute)
             self._file = _file_identity(self._absolute)
             self._datastore = _Datastore(
                 str(self._absolute), synchronous=synchronous, lock_timeout=lock_timeout
@@ -447,7 +448,7 @@ class SqliteSignalStore:
 
     def _check_same_file(self) -> None:
         """Raise `StoreError` unless the file at `path` is still the one this store opened."""
-        if _file_identity(self._absolute) != self._file:
+        if _file_identity(self._absolute_text) != self._file:
             raise StoreError(f"{self.path} was moved or deleted while open: nothing written")
 
     @contextmanager

@@ -453,11 +453,12 @@ class SessionWatch:
         if isinstance(inputs, str | bytes | Mapping) or not isinstance(inputs, Iterable):
             raise InvalidSignal("inputs", "must be an iterable of SignalInput")
         drafts = []
+        now = self._clock.now()  # one transaction, one instant
         for index, item in enumerate(inputs):
             if not isinstance(item, SignalInput):
                 raise InvalidSignal(f"inputs[{index}]", "must be a SignalInput")
             try:
-                drafts.append(self._draft(**item.__dict__))
+                drafts.append(self._draft(**item.__dict__, now=now))
             except InvalidSignal as exc:
                 raise InvalidSignal(f"inputs[{index}].{exc.field}", exc.reason) from None
         if not drafts:
@@ -503,8 +504,12 @@ class SessionWatch:
         dedupe_key: object = None,
         agent_id: object = None,
         watchers: object = (),
+        now: datetime | None = None,
     ) -> SignalDraft:
-        """Every field of a signal checked (`SignalInput`'s fields, by name), else `InvalidSignal`."""
+        """Every field of a signal checked (`SignalInput`'s fields, by name), else `InvalidSignal`.
+
+        Recorded at `now`, else at the clock's time.
+        """
         checked_actor = _check_actor(actor)
         return check_signal(
             session_key=session_key,
@@ -518,7 +523,7 @@ class SessionWatch:
             occurred_at=occurred_at,
             dedupe_key=dedupe_key,
             watchers=watchers,
-            now=self._clock.now(),
+            now=self._clock.now() if now is None else now,
         )
 
     @staticmethod

@@ -76,6 +76,7 @@ def check_signal(
 ) -> SignalDraft:
     """Validate every field of a signal, raising `InvalidSignal` for the first bad one."""
     identity = resolve_identity(session_key, agent_id)
+    now_ms = to_epoch_ms(now)
     checked_kind = check_kind(kind)
     checked_actor_type = _check_actor_type(actor_type)
     checked_actor_id = check_optional_text(actor_id, "actor_id")
@@ -89,8 +90,8 @@ def check_signal(
         actor_type=checked_actor_type,
         actor_id=checked_actor_id,
         run_id=check_optional_text(run_id, "run_id"),
-        occurred_at_ms=clamp_occurred_at(occurred_at, now),
-        recorded_at_ms=to_epoch_ms(now),
+        occurred_at_ms=now_ms if occurred_at is None else clamp_occurred_at(occurred_at, now),
+        recorded_at_ms=now_ms,
         summary=check_summary(summary),
         payload=check_payload(checked_kind, payload),
         dedupe_key=check_optional_text(dedupe_key, "dedupe_key"),

@@ -254,6 +254,25 @@ def evolve(state: SessionState, event: SessionEvent) -> SessionState:
             assert_never(event)
 
 
+def with_head(state: SessionState, head: int) -> SessionState:
+    """`state` at `head`: what signals that only raise the head leave (spelled out: no `replace`)."""
+    if head == state.head:
+        return state
+    return SessionState(
+        session_key=state.session_key,
+        agent_id=state.agent_id,
+        known=state.known,
+        session_id=state.session_id,
+        kind=state.kind,
+        spawned_by=state.spawned_by,
+        parent_session_key=state.parent_session_key,
+        registered=state.registered,
+        head=head,
+        pruned_through=state.pruned_through,
+        meta=state.meta,
+    )
+
+
 def raises_head_only(state: SessionState, event: SignalRecorded) -> bool:
     """Whether `evolve(state, event)` is `state` with `head = max(head, event.sequence)`, nothing else.
 
@@ -308,9 +327,9 @@ def decide_records(commands: Sequence[RecordSignal], state: SessionState) -> lis
     accepted = []
     for command in commands:
         if command.sequence > head:
-            accepted.append(command._asdict())
+            accepted.append(command)
             head = command.sequence
-    return _RECORDED.validate_python(accepted)
+    return _RECORDED.validate_python(accepted, from_attributes=True)  # a command has the event's fields
 
 
 def _decide_meta(command: UpdateSessionMeta, state: SessionState) -> list[SessionEvent]:

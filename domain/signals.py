@@ -229,6 +229,7 @@ def to_epoch_ms(moment: datetime) -> int:
     return (moment - EPOCH) // _ONE_MS
 
 
+@functools.lru_cache(maxsize=4096)  # a batch's signals, and a page's, share a few instants
 def from_epoch_ms(ms: int) -> datetime:
     """Epoch milliseconds to an aware UTC datetime."""
     return EPOCH + timedelta(milliseconds=ms)

@@ -7,7 +7,7 @@ the memory store runs it directly and the replay check folds the whole event sto
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TypeAlias, assert_never, cast
 
 from sessionwatch.domain import session, upstream, watch_cursor
@@ -202,7 +202,7 @@ class Projection:
         head = self._raised.pop(identity, None)
         if head is not None:
             sessions = self._w_sessions()
-            sessions[identity] = replace(sessions[identity], head=head)
+            sessions[identity] = session.with_head(sessions[identity], head)
 
     def _settle_all(self) -> None:
         for identity in list(self._raised):
