@@ -8,6 +8,9 @@ visible to the caller's next read (read-your-writes), exactly as with a transact
 
 If any write of a shared transaction fails, the transaction rolls back and each of its writes runs
 again alone, so a failure reaches only the caller whose write failed.
+
+A leader lets the writers of its last batch queue again before the next one (`_gather`), and runs
+a few batches in a row while writers keep coming (`BATCHES_LED`), so one commit serves them all.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ class _Write(Generic[T]):
 
     def __init__(self, work: Callable[[WriteTransaction], T]) -> None:
         self.work = work
-        self.ready: threading.Event | None = None  # only a writer that waits needs one
+        self.ready: threading.Lock | None = None  # held while it waits: only a writer that waits has one
         self.leads = False
         self.value: T | None = None
         self.error: BaseException | None = None
@@ -39,19 +42,24 @@ class _Write(Generic[T]):
 
 
 def _wake(write: _Write[object]) -> None:
-    if write.ready is not None:  # every writer but the one that led waits on its own event
-        write.ready.set()
+    if write.ready is not None:  # every writer but the one that led waits on its own lock
+        write.ready.release()
 
 
 class GroupCommit:
     """Runs writes on `store`, sharing one transaction among the writes that queue up together."""
+
+    BATCHES_LED = 4
+    """The most batches one leader runs before it hands the lead to a queued writer."""
+    YIELDS = 16
+    """The most times a leader yields the GIL to let writers queue before a batch (`_gather`)."""
 
     def __init__(self, store: SignalStore) -> None:
         self._store = store
         self._lock = threading.Lock()
         self._queue: list[_Write[object]] = []
         self._leading = False
-        self._shared = False  # whether the last transaction carried more than one write
+        self._last = 1  # how many writes the last transaction carried
 
     def run(self, work: Callable[[WriteTransaction], T]) -> T:
         """Run `work` in a write transaction (perhaps shared) and return its result once committed."""
@@ -61,26 +69,59 @@ class GroupCommit:
             if not self._leading:
                 self._leading = mine.leads = True
             else:
-                mine.ready = threading.Event()
+                mine.ready = threading.Lock()
+                mine.ready.acquire()  # released by whoever wakes this writer: the cheapest wait there is
         if mine.ready is not None:
-            mine.ready.wait()
+            mine.ready.acquire()
             if not mine.leads:  # a leader ran it
                 return mine.outcome()
-        elif self._shared:  # writers were sharing a moment ago: let them queue before we start
-            time.sleep(0)
-        with self._lock:
-            batch, self._queue = self._queue, []
-            self._shared = len(batch) > 1
-        try:
-            self._execute(batch)
-        finally:
-            with self._lock:
-                if self._queue:  # the next leader takes what queued meanwhile
-                    self._queue[0].leads = True
-                    _wake(self._queue[0])
-                else:
-                    self._leading = False
+        self._lead()
         return mine.outcome()
+
+    def _lead(self) -> None:
+        """Run what is queued, batch after batch while writers keep queuing, then pass the lead on.
+
+        Leading a few batches in a row spares a wake-up per batch; the bound keeps the leader's own
+        call from waiting long (it returns after at most `BATCHES_LED` commits).
+        """
+        for led in range(1, self.BATCHES_LED + 1):
+            self._gather()
+            with self._lock:
+                batch, self._queue = self._queue, []
+                self._last = len(batch)
+            try:
+                self._execute(batch)
+            except BaseException:
+                self._pass_lead()
+                raise
+            with self._lock:
+                if not self._queue or led == self.BATCHES_LED:
+                    self._pass_lead_locked()
+                    return
+
+    def _gather(self) -> None:
+        """Let the writers of the last batch queue again before the next one starts (ADR-0016).
+
+        They were just woken and need the GIL to come back; yielding it to them, a bounded number
+        of times, makes the next batch as large as the last and its commit serve them all. A lone
+        writer (the last batch had one write) never waits.
+        """
+        for _ in range(self.YIELDS):
+            if len(self._queue) >= self._last:
+                return
+            time.sleep(0)
+
+    def _pass_lead(self) -> None:
+        with self._lock:
+            self._pass_lead_locked()
+
+    def _pass_lead_locked(self) -> None:
+        """The first queued writer leads next (it takes what queued meanwhile); else nobody leads."""
+        if self._queue:
+            self._queue[0].leads = True
+            _wake(self._queue[0])
+        else:
+            self._leading = False
 
     def _execute(self, batch: list[_Write[object]]) -> None:
         try:

@@ -149,12 +149,9 @@ def test_a_version_2_store_is_migrated_to_a_partial_dedupe_index_and_a_counter_f
         )
         assert again == original, "the dedupe key is still unique"
         assert _record(watch, "agent:main:a") == highest + 1
-        assert [
-            c.sequence for c in watch.session_status("agent:main:a", changes_since=0).state_changes.events
-        ] == [
-            original.sequence,
-            *range(original.sequence + 1, highest + 2),
-        ]
+        changes = watch.session_status("agent:main:a", changes_since=0).state_changes
+        assert changes is not None
+        assert [c.sequence for c in changes.events] == list(range(original.sequence, highest + 2))
     with sqlite3.connect(db) as migrated:
         assert migrated.execute("SELECT value FROM sw_meta WHERE name = 'schema_version'").fetchone() == (3,)
         indexes = {

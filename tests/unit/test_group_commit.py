@@ -135,3 +135,72 @@ def test_a_lone_failing_write_raises_to_its_caller() -> None:
     with pytest.raises(ValueError, match="a refused"):
         group(store).run(writing("a", fail=True))
     assert store.committed == []
+
+
+def _thread_running(
+    work: Callable[[WriteTransaction], str], idents: list[int]
+) -> Callable[[WriteTransaction], str]:
+    def recorded(tx: WriteTransaction) -> str:
+        idents.append(threading.get_ident())
+        return work(tx)
+
+    return recorded
+
+
+@pytest.mark.parametrize(("batches_led", "third_on_the_leader"), [(2, False), (4, True)])
+def test_a_leader_runs_the_batches_that_keep_queuing_up_to_its_bound(
+    batches_led: int, third_on_the_leader: bool
+) -> None:
+    store = FakeStore()
+    writes = group(store)
+    writes.BATCHES_LED = batches_led
+    idents: list[int] = []
+    late: list[threading.Thread] = []
+    outcomes: dict[str, Any] = {}
+
+    def queue_a_late_writer(tx: WriteTransaction) -> str:
+        # runs inside the second batch: a third writer queues before that batch ends
+        thread = threading.Thread(
+            target=lambda: outcomes.update(e=writes.run(_thread_running(writing("e"), idents)))
+        )
+        thread.start()
+        late.append(thread)
+        while not writes._queue:
+            threading.Event().wait(0.001)
+        return writing("b")(tx)
+
+    outcomes.update(
+        run_queued_behind_a_blocked_leader(writes, {"b": _thread_running(queue_a_late_writer, idents)})
+    )
+    late[0].join(WAIT_S)
+    assert outcomes == {"leader": "leader done", "b": "b done", "e": "e done"}
+    assert store.committed == [["leader"], ["b"], ["e"]]
+    second_batch_thread, third_batch_thread = idents  # the leader's thread ran the second batch
+    assert (third_batch_thread == second_batch_thread) is third_on_the_leader
+    assert not writes._leading
+
+
+def test_a_lone_writer_never_yields(monkeypatch: pytest.MonkeyPatch) -> None:
+    yields: list[float] = []
+    monkeypatch.setattr("sessionwatch.adapters.group_commit.time.sleep", yields.append)
+    store = FakeStore()
+    writes = group(store)
+    for name in ("a", "b", "c"):
+        writes.run(writing(name))
+    assert yields == []
+    assert store.committed == [["a"], ["b"], ["c"]]
+
+
+def test_a_leader_yields_until_as_many_writers_as_last_time_have_queued(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    writes = group(FakeStore())
+    yields: list[float] = []
+    monkeypatch.setattr("sessionwatch.adapters.group_commit.time.sleep", yields.append)
+    writes._last = 3
+    writes._queue = [object(), object(), object()]  # type: ignore[list-item] # only counted
+    writes._gather()
+    assert yields == [], "the writers are back: no wait"
+    writes._queue = [object()]  # type: ignore[list-item]
+    writes._gather()
+    assert yields == [0] * GroupCommit.YIELDS, "a bounded wait for writers that do not come"
