@@ -203,6 +203,12 @@ class _MemoryWrite:
             self.model = evolve_read_model(self.model, event)
         return opened
 
+    def append_signals(self, signals: Sequence[SignalRecorded]) -> list[MaterialSignalSeen]:
+        opened: list[MaterialSignalSeen] = []
+        for signal in signals:
+            opened.extend(self.append(signal.identity, [signal]))
+        return opened
+
     def sweep(self, at_ms: int) -> SweepCounts:
         plan = plan_sweep(self.model, at_ms)
         if plan.facts:

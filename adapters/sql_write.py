@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 from sessionwatch.adapters import sql_rows
@@ -69,6 +70,16 @@ def migrate(cursor: Any, sql: ModuleType) -> None:  # noqa: ANN401 - a DB-API cu
         cursor.execute(sql.WRITE_SCHEMA_VERSION, (sql.SCHEMA_VERSION,))
 
 
+@dataclass
+class _StreamTail:
+    """A Session stream's newest version while `append_signals` adds to it, and what it added."""
+
+    stream: UUID
+    key: object
+    version: int
+    signals: list[SignalRecorded] = field(default_factory=list)
+
+
 def _continues(previous: SignalRecorded, signal: SignalRecorded) -> bool:
     """Whether `signal` joins the §6.1 run `previous` ends: same actor, no producer watcher in either.
 
@@ -113,6 +124,7 @@ class SetBasedWrite(ABC):
         self._states: dict[SessionIdentity, SessionState] = {}
         self._versions: dict[UUID, int] = {}
         self._signal_rows: list[tuple[object, ...]] = []
+        self._queued_dedupe: dict[str, SignalRecorded] = {}  # the queued signals that carry one
         self._session_rows: dict[SessionIdentity, tuple[object, ...]] = {}
         self.vacuum_due = False
 
@@ -139,6 +151,7 @@ class SetBasedWrite(ABC):
             elif rows:
                 self._raw.executemany(statement, rows)
         self._signal_rows.clear()
+        self._queued_dedupe.clear()
         self._session_rows.clear()
 
     # ---------------------------------------------------------------- what each store supplies
@@ -221,9 +234,16 @@ class SetBasedWrite(ABC):
         return state
 
     def signal_by_dedupe(self, dedupe_key: str) -> SignalRecorded | None:
-        """The retained signal carrying `dedupe_key`, globally."""
-        self._c.execute(self.sql.SELECT_BY_DEDUPE, (dedupe_key,))
-        row = self._c.fetchone()
+        """The retained signal carrying `dedupe_key`, globally.
+
+        One still queued is known here; any other is in the table, so the lookup need not write
+        the queue first (a batch of signals with dedupe keys stays one `executemany`).
+        """
+        queued = self._queued_dedupe.get(dedupe_key)
+        if queued is not None:
+            return queued
+        self._raw.execute(self.sql.SELECT_BY_DEDUPE, (dedupe_key,))
+        row = self._raw.fetchone()
         return sql_rows.signal(row) if row is not None else None
 
     def _stream_version(self, stream: UUID) -> int:
@@ -249,45 +269,92 @@ class SetBasedWrite(ABC):
     def append(self, identity: SessionIdentity, events: Sequence[SessionEvent]) -> list[MaterialSignalSeen]:
         """Store Session events and apply them, with the cursor facts they imply; return opened notices.
 
-        Signal rows, stored events and the session's row are queued and written together (`_c`).
-        Consecutive notifying signals by one actor naming no producer watcher apply §6.1 as one
-        statement (`_material_update`), which leaves every cursor exactly as one statement each.
+        Signals go through `append_signals`; any other event is stored and applied in turn.
         """
         if not events:
             return []
+        if all(isinstance(event, SignalRecorded) for event in events):
+            return self.append_signals(cast("Sequence[SignalRecorded]", events))
         stream = session_stream_id(identity)
-        stream_key = self._stream_key(stream)
+        state = self.session(identity)
+        opened: list[MaterialSignalSeen] = []
+        version = 0
+        for event in events:
+            version, notification_id = self._store_event(stream, event)
+            if isinstance(event, SignalRecorded):
+                self._queue_signal(event, notification_id)
+            opened.extend(self._apply_implied(identity, event))
+            state = session.evolve(state, event)
+        self._put_session(state, version)
+        self._wake_all(opened)
+        return opened
+
+    def append_signals(self, signals: Sequence[SignalRecorded]) -> list[MaterialSignalSeen]:
+        """Store freshly decided signals, of any sessions, and apply them; return opened notices.
+
+        The stored events and rows are queued in the order given, so notification ids follow the
+        sequences. Then each session's signals are applied to its cursors and its row: signals on
+        other sessions touch none of them, so a session's signals may be taken together, and
+        consecutive notifying ones by one actor naming no producer watcher apply §6.1 as one
+        statement (`_material_update`), which leaves every cursor exactly as one statement each.
+        The opened notices come back in the order of the signals that opened them.
+        """
+        streams: dict[SessionIdentity, _StreamTail] = {}
+        for signal in signals:
+            identity = SessionIdentity(signal.session_key, signal.agent_id)
+            tail = streams.get(identity)
+            if tail is None:
+                tail = streams[identity] = self._stream_tail(identity)
+            tail.version += 1
+            tail.signals.append(signal)
+            self._queue_signal(signal, self._insert_event(tail.key, tail.version, signal))
+        opened: list[MaterialSignalSeen] = []
+        for identity, tail in streams.items():
+            opened.extend(self._apply_signals(identity, tail))
+        if len(streams) > 1:
+            opened.sort(key=attrgetter("sequence"))
+        self._wake_all(opened)
+        return opened
+
+    def _stream_tail(self, identity: SessionIdentity) -> _StreamTail:
+        stream = session_stream_id(identity)
+        self.session(identity)  # caches the stream's version with the state
+        return _StreamTail(stream, self._stream_key(stream), self._stream_version(stream))
+
+    def _queue_signal(self, signal: SignalRecorded, notification_id: int) -> None:
+        self._signal_rows.append(sql_rows.signal_params(signal, notification_id))
+        if signal.dedupe_key is not None:
+            self._queued_dedupe[signal.dedupe_key] = signal
+
+    def _apply_signals(self, identity: SessionIdentity, tail: _StreamTail) -> list[MaterialSignalSeen]:
+        """One session's stored signals, in order, applied to its cursors and its state."""
         state = self.session(identity)
         head = state.head  # raised alone by most signals: the state is rebuilt only when needed
-        version = self._stream_version(stream)  # nothing below stores an event on this stream
         opened: list[MaterialSignalSeen] = []
         run: list[SignalRecorded] = []
-        for event in events:
-            version += 1
-            notification_id = self._insert_event(stream_key, version, event)
-            signal = event if isinstance(event, SignalRecorded) else None
-            if signal is not None:
-                self._signal_rows.append(sql_rows.signal_params(signal, notification_id))
-            notifying = signal if signal is not None and signal.kind in NOTIFYING_KINDS else None
-            if run and (notifying is None or not _continues(run[-1], notifying)):
+        for signal in tail.signals:
+            notifying = signal.kind in NOTIFYING_KINDS
+            if run and not (notifying and _continues(run[-1], signal)):
                 opened.extend(self._material_update(run))
                 run = []
-            if notifying is not None:
-                run.append(notifying)
+            if notifying:
+                run.append(signal)
             else:
-                opened.extend(self._apply_implied(identity, event))
-            if signal is not None and session.raises_head_only(state, signal):
+                opened.extend(self._apply_implied(identity, signal))
+            if session.raises_head_only(state, signal):
                 head = max(head, signal.sequence)
             else:
-                state = session.evolve(session.with_head(state, head), event)
+                state = session.evolve(session.with_head(state, head), signal)
                 head = state.head
         if run:
             opened.extend(self._material_update(run))
-        self._versions[stream] = version
-        self._put_session(session.with_head(state, head), version)
+        self._versions[tail.stream] = tail.version
+        self._put_session(session.with_head(state, head), tail.version)
+        return opened
+
+    def _wake_all(self, opened: Iterable[MaterialSignalSeen]) -> None:
         for fact in opened:
             self._wake(fact.watcher, fact.target_key)
-        return opened
 
     def _put_session(self, state: SessionState, version: int) -> None:
         """Queue the session's row at its stream's `version`, or delete it when the fold drops it."""

@@ -106,6 +106,13 @@ class WriteTransaction(Protocol):
         """
         ...
 
+    def append_signals(self, signals: Sequence[SignalRecorded]) -> list[MaterialSignalSeen]:
+        """`append` of freshly decided signals of any sessions, stored in the order given.
+
+        Returns the notices they opened, in the order of the signals that opened them.
+        """
+        ...
+
     def sweep(self, at_ms: int) -> SweepCounts:
         """The restart sweep (SPEC §6.5) at `at_ms`.
 

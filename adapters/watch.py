@@ -49,6 +49,7 @@ from sessionwatch.domain.registry import META_FIELDS, Route, SessionMeta
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.session import (
     DeleteSession,
+    RecordSignal,
     ResetSession,
     SessionCommand,
     SessionState,
@@ -465,17 +466,8 @@ class SessionWatch:
             return []
 
         def record_all(tx: WriteTransaction) -> tuple[list[SignalRecorded], list[Wake]]:
-            recorded: list[SignalRecorded] = []
-            wakes: list[Wake] = []
-            for run in _runs(drafts):
-                if len(run) == 1:
-                    event, facts = self._record_in(tx, run[0])
-                    recorded.append(event)
-                else:
-                    events, facts = self._record_run(tx, run)
-                    recorded.extend(events)
-                wakes.extend(_wakes(facts))
-            return recorded, wakes
+            recorded, facts = self._record_batch(tx, drafts)
+            return recorded, _wakes(facts)
 
         recorded, wakes = self._writes.run(record_all)
         self._publish(wakes)
@@ -558,15 +550,42 @@ class SessionWatch:
         return recorded, facts
 
     @staticmethod
-    def _record_run(
-        tx: WriteTransaction, run: Sequence[SignalDraft]
+    def _record_batch(
+        tx: WriteTransaction, drafts: Sequence[SignalDraft]
     ) -> tuple[list[SignalRecorded], list[MaterialSignalSeen]]:
-        """Record drafts on one identity carrying no dedupe key, decided and appended together."""
-        identity = run[0].identity
-        events = session.decide_records([draft.at(tx.next_sequence()) for draft in run], tx.session(identity))
-        if len(events) != len(run):  # the counter is above every head, so this cannot happen
-            raise AssertionError("a freshly allocated sequence was not above the head")
-        return events, tx.append(identity, events)
+        """Record the drafts in order, together: sequences in turn, `decide` per session, one append.
+
+        A draft whose dedupe key is already retained, or was recorded earlier in the batch, records
+        nothing and answers with that signal. Each session's commands are decided at once
+        (`decide_records`): the sequences are fresh, so every one is above the head.
+        """
+        answers: list[SignalRecorded | int] = []  # the existing signal, or the draft that records it
+        batches: dict[SessionIdentity, tuple[list[int], list[RecordSignal]]] = {}
+        first_with_key: dict[str, int] = {}
+        for index, draft in enumerate(drafts):
+            key = draft.dedupe_key
+            if key is not None:
+                earlier = first_with_key.get(key)
+                if earlier is not None:
+                    answers.append(earlier)
+                    continue
+                existing = tx.signal_by_dedupe(key)
+                if existing is not None:
+                    answers.append(existing)
+                    continue
+                first_with_key[key] = index
+            indexes, commands = batches.setdefault(draft.identity, ([], []))
+            indexes.append(index)
+            commands.append(draft.at(tx.next_sequence()))
+            answers.append(index)
+        fresh: dict[int, SignalRecorded] = {}
+        for identity, (indexes, commands) in batches.items():
+            events = session.decide_records(commands, tx.session(identity))
+            if len(events) != len(commands):  # the counter is above every head: cannot happen
+                raise AssertionError("a freshly allocated sequence was not above the head")
+            fresh.update(zip(indexes, events, strict=True))
+        facts = tx.append_signals([fresh[index] for index in sorted(fresh)])
+        return [fresh[answer] if isinstance(answer, int) else answer for answer in answers], facts
 
     # ------------------------------------------------------------------------------- producers
 
@@ -1222,29 +1241,6 @@ def _bounded(key: object) -> str:
     """The key as text (a non-string as its `repr`), cut to `_LOGGED_KEY_LENGTH` characters (marked `…`)."""
     shown = key if isinstance(key, str) else repr(key)
     return shown if len(shown) <= _LOGGED_KEY_LENGTH else f"{shown[:_LOGGED_KEY_LENGTH]}…"
-
-
-def _runs(drafts: Sequence[SignalDraft]) -> Iterator[list[SignalDraft]]:
-    """`record_many`'s drafts in order, cut into runs that are appended together.
-
-    A run is consecutive drafts on one identity with no dedupe key; a draft with one stands alone,
-    since its duplicate check must see every signal recorded before it.
-    """
-    run: list[SignalDraft] = []
-    for draft in drafts:
-        if run and (
-            draft.dedupe_key is not None
-            or draft.session_key != run[0].session_key
-            or draft.agent_id != run[0].agent_id
-        ):
-            yield run
-            run = []
-        run.append(draft)
-        if draft.dedupe_key is not None:
-            yield run
-            run = []
-    if run:
-        yield run
 
 
 def _check_actor(actor: object) -> Actor:
