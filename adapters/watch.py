@@ -44,7 +44,7 @@ from sessionwatch.domain import session, upstream, watch_cursor
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSession
 from sessionwatch.domain.keys import SessionIdentity, check_key, is_subagent_key, resolve_identity
 from sessionwatch.domain.ports import Clock, Transcripts, UpstreamProvider, Waker
-from sessionwatch.domain.recording import SignalDraft, check_signal
+from sessionwatch.domain.recording import check_signal
 from sessionwatch.domain.registry import META_FIELDS, Route, SessionMeta
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.session import (
@@ -53,6 +53,7 @@ from sessionwatch.domain.session import (
     ResetSession,
     SessionCommand,
     SessionState,
+    SignalDraft,
     SignalRecorded,
     UpdateSessionMeta,
     UpsertSession,

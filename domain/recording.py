@@ -7,16 +7,13 @@ the write transaction. Invalid input raises `InvalidSignal` naming the field; no
 from __future__ import annotations
 
 from datetime import datetime
-from typing import NamedTuple
 
 from sessionwatch.domain.errors import InvalidSignal
-from sessionwatch.domain.keys import SessionIdentity, check_key, resolve_identity
-from sessionwatch.domain.session import RecordSignal, SignalRecorded
+from sessionwatch.domain.keys import check_key, resolve_identity
+from sessionwatch.domain.session import SignalDraft, SignalRecorded
 from sessionwatch.domain.signals import (
     MAX_SEQUENCE,
     ActorType,
-    Payload,
-    SignalKind,
     check_kind,
     check_optional_text,
     check_payload,
@@ -25,37 +22,6 @@ from sessionwatch.domain.signals import (
     from_epoch_ms,
     to_epoch_ms,
 )
-
-
-class SignalDraft(NamedTuple):
-    """A validated signal waiting for its sequence: `RecordSignal`'s fields but the sequence.
-
-    Only `check_signal` makes one, after checking every field, so it is a named tuple that
-    nothing validates again (ADR-0017).
-    """
-
-    session_key: str
-    agent_id: str
-    kind: SignalKind
-    actor_type: ActorType
-    occurred_at_ms: int
-    recorded_at_ms: int
-    summary: str
-    session_id: str | None
-    actor_id: str | None
-    run_id: str | None
-    payload: Payload | None
-    dedupe_key: str | None
-    watchers: tuple[str, ...]
-
-    @property
-    def identity(self) -> SessionIdentity:
-        """The session identity the signal belongs to."""
-        return SessionIdentity(self.session_key, self.agent_id)
-
-    def at(self, sequence: int) -> RecordSignal:
-        """The command recording this draft at `sequence`."""
-        return RecordSignal._make((sequence, *self))
 
 
 def check_signal(

@@ -125,15 +125,13 @@ class UpsertSession(Command):
     parent_session_key: str | None = None
 
 
-class RecordSignal(NamedTuple):
-    """Append one validated signal at the `sequence` the shell allocated.
+class SignalDraft(NamedTuple):
+    """A validated signal waiting for its sequence: every field of `SignalRecorded` but that one.
 
-    A named tuple, not a pydantic model: it is made from a `SignalDraft` that `check_signal`
-    validated, and `decide` validates the event it becomes, so validating the command in between
-    would only slow every record (ADR-0017). Its fields are `SignalRecorded`'s.
+    Only `recording.check_signal` makes one, after checking every field, so it is a named tuple
+    that nothing validates again (ADR-0017).
     """
 
-    sequence: int
     session_key: str
     agent_id: str
     kind: SignalKind
@@ -152,6 +150,33 @@ class RecordSignal(NamedTuple):
     def identity(self) -> SessionIdentity:
         """The session identity the signal belongs to."""
         return SessionIdentity(self.session_key, self.agent_id)
+
+    def at(self, sequence: int) -> RecordSignal:
+        """The command recording this draft at `sequence`."""
+        return RecordSignal(self, sequence)
+
+
+class RecordSignal(NamedTuple):
+    """Append one validated signal at the `sequence` the shell allocated.
+
+    A named tuple, not a pydantic model: its draft was validated field by field, and `decide`
+    validates the event it becomes, so validating the command in between would only slow every
+    record (ADR-0017).
+    """
+
+    draft: SignalDraft
+    sequence: int
+
+    @property
+    def identity(self) -> SessionIdentity:
+        """The session identity the signal belongs to."""
+        return self.draft.identity
+
+    def event_fields(self) -> dict[str, object]:
+        """The fields of the `SignalRecorded` this command records."""
+        fields: dict[str, object] = self.draft._asdict()
+        fields["sequence"] = self.sequence
+        return fields
 
 
 class ResetSession(Command):
@@ -299,7 +324,7 @@ def decide(command: SessionCommand, state: SessionState) -> list[SessionEvent]:
         case RecordSignal():
             if command.sequence <= state.head:  # already applied: sequences only rise
                 return []
-            return [SignalRecorded.model_validate(command._asdict())]
+            return [SignalRecorded.model_validate(command.event_fields())]
         case ResetSession():
             if not state.known and not command.holds_cursors:
                 return []
@@ -327,9 +352,9 @@ def decide_records(commands: Sequence[RecordSignal], state: SessionState) -> lis
     accepted = []
     for command in commands:
         if command.sequence > head:
-            accepted.append(command)
+            accepted.append(command.event_fields())
             head = command.sequence
-    return _RECORDED.validate_python(accepted, from_attributes=True)  # a command has the event's fields
+    return _RECORDED.validate_python(accepted)
 
 
 def _decide_meta(command: UpdateSessionMeta, state: SessionState) -> list[SessionEvent]:

@@ -19,6 +19,7 @@ from sessionwatch.domain.session import (
     SessionReset,
     SessionState,
     SessionUpserted,
+    SignalDraft,
     SignalRecorded,
     UpsertSession,
     decide,
@@ -59,8 +60,7 @@ def upsert(**fields: str | None) -> UpsertSession:
 
 
 def record(sequence: int) -> RecordSignal:
-    return RecordSignal(
-        sequence=sequence,
+    draft = SignalDraft(
         session_key=KEY,
         agent_id=AGENT,
         kind=SignalKind.GOAL_CHANGED,
@@ -69,10 +69,11 @@ def record(sequence: int) -> RecordSignal:
         recorded_at_ms=WHEN_MS,
         summary="goal updated",
     )
+    return draft.at(sequence)
 
 
 def recorded(sequence: int) -> SignalRecorded:
-    return SignalRecorded(**record(sequence)._asdict())
+    return SignalRecorded.model_validate(record(sequence).event_fields())
 
 
 RESET = ResetSession(session_key=KEY, agent_id=AGENT)
@@ -150,7 +151,7 @@ def test_the_head_never_goes_down_when_an_older_sequence_is_replayed() -> None:
 
 
 def test_a_signal_carrying_a_session_id_sets_the_incarnation_and_one_without_keeps_it() -> None:
-    with_id = SignalRecorded(**{**record(2)._asdict(), "session_id": "s-9"})
+    with_id = SignalRecorded.model_validate({**record(2).event_fields(), "session_id": "s-9"})
     state = given(with_id, recorded(3))
     assert state.session_id == "s-9"
 

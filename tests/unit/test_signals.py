@@ -442,7 +442,11 @@ def test_a_recorded_draft_becomes_a_record_command_at_its_sequence() -> None:
     )
     command = draft.at(42)
     assert command.sequence == 42
-    assert (command.session_key, command.agent_id, command.kind) == ("global", "ops", SignalKind.ADOPTED)
+    assert (command.draft.session_key, command.draft.agent_id, command.draft.kind) == (
+        "global",
+        "ops",
+        SignalKind.ADOPTED,
+    )
 
 
 # ------------------------------------------------------------ input the fuzzers found (issue 9)
