@@ -83,7 +83,7 @@ class _StreamTail:
 def _continues(previous: SignalRecorded, signal: SignalRecorded) -> bool:
     """Whether `signal` joins the §6.1 run `previous` ends: same actor, no producer watcher in either.
 
-    Both are notifying signals on one target with rising sequences, as `append` sees them.
+    Both are notifying signals on one target with rising sequences, as `_apply_signals` sees them.
     """
     return previous.actor_id == signal.actor_id and not previous.watchers and not signal.watchers
 
@@ -216,12 +216,14 @@ class SetBasedWrite(ABC):
         state = self._states.get(identity)
         if state is None and self._cache is not None:
             state = self._cache.states.get(identity)
-            if state is not None:
-                stream = session_stream_id(identity)
-                if state.known:
-                    self._versions[stream] = self._cache.versions[stream]
+            stream = session_stream_id(identity)
+            version = self._cache.versions.get(stream)
+            if state is not None and (version is not None or not state.known):
+                if version is not None:
+                    self._versions[stream] = version
                 self._states[identity] = state
                 return state
+            state = None  # not remembered whole: read it
         if state is None:  # nothing is queued for an identity not cached: the raw cursor reads it right
             self._raw.execute(self.sql.SELECT_SESSION, identity)
             row = self._raw.fetchone()

@@ -451,7 +451,10 @@ class SessionWatch:
         return self._commit(lambda tx: self._record_in(tx, draft))
 
     def record_many(self, inputs: Iterable[SignalInput]) -> list[Signal]:
-        """Record many signals in one transaction: all of them, or none when any is invalid."""
+        """Record many signals in one transaction: all of them, or none when any is invalid.
+
+        The batch is recorded at one instant: the clock is read once for all of its signals.
+        """
         if isinstance(inputs, str | bytes | Mapping) or not isinstance(inputs, Iterable):
             raise InvalidSignal("inputs", "must be an iterable of SignalInput")
         drafts = []
