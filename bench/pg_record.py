@@ -60,11 +60,13 @@ BATCH = 100
 PG_URL: Final = os.environ.get("SESSIONWATCH_PG_URL") or "postgresql://postgres@127.0.0.1:5432/test"
 PROBE_TIMEOUT_S: Final = 3
 
+_IMPORT_PROBLEM = ""
 try:
     import psycopg
     import psycopg.sql
-except ImportError:  # the optional `sessionwatch[postgres]` extra: `run` says so and measures nothing
+except ImportError as exc:  # the optional `sessionwatch[postgres]` extra: `run` says so and measures nothing
     psycopg = None  # type: ignore[assignment]
+    _IMPORT_PROBLEM = str(exc).splitlines()[0]
 
 # ------------------------------------------------------------------------------ the psycopg peer
 
@@ -257,7 +259,7 @@ class PgPeerStore:
 def postgres_problem() -> str | None:
     """Why no PostgreSQL server can be used at `PG_URL`, or None when one answers."""
     if psycopg is None:
-        return "psycopg is not installed (pip install 'sessionwatch[postgres]')"
+        return f"psycopg cannot be imported ({_IMPORT_PROBLEM}; pip install 'sessionwatch[postgres]')"
     try:
         with psycopg.connect(PG_URL, connect_timeout=PROBE_TIMEOUT_S) as conn:
             conn.execute("SELECT 1")

@@ -16,13 +16,13 @@ from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # `python bench/run.py` finds `bench.*`
 
-from bench import audit, batch, concurrent, fanout, head, pg_record, prune, reconcile, record, soak, sweep
+from bench import audit, batch, fanout, head, pg_record, prune, reconcile, record, soak, sweep, threads
 from bench.harness import HEADER, Mode, Result, format_row, parse_mode, print_table, write_results
 
 WORKLOADS: tuple[tuple[str, Callable[[Mode], list[Result]]], ...] = (
     (record.NAME, record.run),
     (batch.NAME, batch.run),
-    (concurrent.NAME, concurrent.run),
+    (threads.NAME, threads.run),
     (pg_record.NAME, pg_record.run),  # PostgreSQL: skipped, saying why, when no server answers
     (reconcile.NAME, reconcile.run),
     (head.NAME, head.run),

@@ -8,6 +8,9 @@ busy timeout 5 s), one transaction per signal. A block starts all 8 threads toge
 for 5 s (0.5 s in the quick run); the figure is the total signals per second; rounds are interleaved
 (peer, sw, ...) and the medians compared.
 
+The file is `threads.py`, not `concurrent.py`: the scripts run with `bench/` first on `sys.path`,
+where a `concurrent` module would hide the standard library's package (psycopg imports it).
+
 Target (SPEC §15.1): >= 1.5x the peer's total rate, by group commit across threads. Every signal
 is checked afterwards: each target's head equals its thread's last returned sequence.
 """
@@ -20,7 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parents[1]))  # `python bench/concurrent.py` finds `bench.*`
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # `python bench/threads.py` finds `bench.*`
 
 from bench.harness import (
     AGENT,
