@@ -22,12 +22,10 @@ sys.path.append(str(Path(__file__).resolve().parents[1]))  # `python bench/audit
 from bench.harness import (
     Mode,
     Result,
-    parse_mode,
-    print_table,
+    run_script,
     settle,
     sw_at_least,
     throughput_result,
-    write_results,
 )
 from bench.reconcile import SIGNALS, loaded_stores
 
@@ -63,10 +61,7 @@ def run(mode: Mode) -> list[Result]:
 
 def main() -> None:
     """Print this workload's table and write `bench/results/audit.json`."""
-    mode = parse_mode(__doc__ or NAME)
-    results = run(mode)
-    print_table(results)
-    write_results(NAME, results, mode)
+    run_script(NAME, __doc__, run)
 
 
 if __name__ == "__main__":

@@ -24,11 +24,9 @@ from bench.harness import (
     at_least,
     fresh_dir,
     interleave,
-    parse_mode,
-    print_table,
+    run_script,
     sessionwatch_store,
     throughput_result,
-    write_results,
 )
 from bench.peer import PeerStore
 from sessionwatch import Actor, SignalInput, SignalKind
@@ -76,10 +74,7 @@ def run(mode: Mode) -> list[Result]:
 
 def main() -> None:
     """Print this workload's table and write `bench/results/batch.json`."""
-    mode = parse_mode(__doc__ or NAME)
-    results = run(mode)
-    print_table(results)
-    write_results(NAME, results, mode)
+    run_script(NAME, __doc__, run)
 
 
 if __name__ == "__main__":

@@ -41,12 +41,10 @@ from bench.harness import (
     fresh_dir,
     interleave_many,
     latency_block,
-    parse_mode,
-    print_table,
+    run_script,
     sessionwatch_store,
     sw_at_most,
     time_result,
-    write_results,
 )
 from bench.peer import PeerStore
 from sessionwatch import Actor, SessionWatch, SignalKind
@@ -199,10 +197,7 @@ def run(mode: Mode) -> list[Result]:
 
 def main() -> None:
     """Print this workload's table and write `bench/results/fan-out.json`."""
-    mode = parse_mode(__doc__ or NAME)
-    results = run(mode)
-    print_table(results)
-    write_results(NAME, results, mode)
+    run_script(NAME, __doc__, run)
 
 
 if __name__ == "__main__":

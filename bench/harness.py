@@ -562,3 +562,11 @@ AGENT = "main"
 WATCHER = "agent:main:main"
 TARGET = "agent:main:subagent:worker"
 SUMMARY = "human message via telegram"
+
+
+def run_script(name: str, doc: str | None, run: Callable[[Mode], list[Result]]) -> None:
+    """A workload script's `main`: parse its options, run it, print its table, write its JSON."""
+    mode = parse_mode(doc or name)
+    results = run(mode)
+    print_table(results)
+    write_results(name, results, mode)

@@ -21,9 +21,7 @@ from bench.harness import (
     interleave,
     latency_block,
     latency_result,
-    parse_mode,
-    print_table,
-    write_results,
+    run_script,
 )
 from bench.reconcile import SESSIONS, loaded_stores, session_key
 
@@ -57,10 +55,7 @@ def run(mode: Mode) -> list[Result]:
 
 def main() -> None:
     """Print this workload's table and write `bench/results/head.json`."""
-    mode = parse_mode(__doc__ or NAME)
-    results = run(mode)
-    print_table(results)
-    write_results(NAME, results, mode)
+    run_script(NAME, __doc__, run)
 
 
 if __name__ == "__main__":

@@ -41,13 +41,11 @@ from bench.harness import (
     Mode,
     Result,
     fresh_dir,
-    parse_mode,
-    print_table,
+    run_script,
     sessionwatch_store,
     sw_at_most,
     time_result,
     timed_once,
-    write_results,
 )
 from bench.peer import PeerStore
 from sessionwatch import Actor, SessionWatch, SignalInput, SignalKind, SweepReport
@@ -173,10 +171,7 @@ def run(mode: Mode) -> list[Result]:
 
 def main() -> None:
     """Print this workload's table and write `bench/results/sweep.json`."""
-    mode = parse_mode(__doc__ or NAME)
-    results = run(mode)
-    print_table(results)
-    write_results(NAME, results, mode)
+    run_script(NAME, __doc__, run)
 
 
 if __name__ == "__main__":

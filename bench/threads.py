@@ -34,12 +34,10 @@ from bench.harness import (
     Synchronous,
     at_least,
     fresh_dir,
-    parse_mode,
-    print_table,
+    run_script,
     sessionwatch_store,
     settle,
     throughput_result,
-    write_results,
 )
 from bench.peer import PeerStore
 from sessionwatch import Actor, SignalKind
@@ -145,10 +143,7 @@ def run(mode: Mode) -> list[Result]:
 
 def main() -> None:
     """Print this workload's table and write `bench/results/concurrent.json`."""
-    mode = parse_mode(__doc__ or NAME)
-    results = run(mode)
-    print_table(results)
-    write_results(NAME, results, mode)
+    run_script(NAME, __doc__, run)
 
 
 if __name__ == "__main__":
