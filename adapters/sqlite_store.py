@@ -396,8 +396,9 @@ class SqliteSignalStore:
         store opened (moved or deleted while open): SQLite would go on writing to the detached file,
         and a signal acknowledged there is lost with it.
         """
-        if not self._writing.acquire(timeout=self._lock_timeout):
-            raise StoreError(f"timed out after {self._lock_timeout} s waiting for this store's writer")
+        waited = self._lock_timeout or _DEFAULT_LOCK_TIMEOUT  # as long as SQLite waits for its lock
+        if not self._writing.acquire(timeout=waited):
+            raise StoreError(f"timed out after {waited} s waiting for this store's writer")
         try:
             connection = self._writer_connection()
             cursor = connection.cursor()
@@ -601,7 +602,7 @@ class SqliteSignalStore:
 
     def close(self) -> None:
         """Close the writer and every pooled connection."""
-        acquired = self._writing.acquire(timeout=self._lock_timeout)  # let a running write finish
+        acquired = self._writing.acquire(timeout=self._lock_timeout or _DEFAULT_LOCK_TIMEOUT)  # a write ends
         try:
             self._closed = True
             if self._writer is not None:
