@@ -9,6 +9,7 @@ next write sees the file as it is.
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,8 @@ from auditing import assert_audit_clean
 from helpers import FakeClock
 
 import sessionwatch
-from sessionwatch import Actor, SessionWatch
+from sessionwatch import Actor, SessionWatch, StoreError
+from sessionwatch.adapters.sqlite_store import SqliteSignalStore
 
 TARGET = "agent:main:subagent:child"
 WATCHER = "agent:main:main"
@@ -86,3 +88,15 @@ def test_a_failed_write_leaves_nothing_in_the_cache(tmp_path: Path) -> None:
             fail_after_allocating()
         assert _record(watch) == 2, "the rolled-back allocation is not remembered"
         assert_audit_clean(watch)
+
+
+def test_a_write_waits_for_the_writer_at_most_the_lock_timeout(tmp_path: Path) -> None:
+    store = SqliteSignalStore(tmp_path / "state.db", lock_timeout=1)
+    with SessionWatch(store, clock=FakeClock()) as watch:
+        _record(watch)
+        with store.write():  # another write holds the store's writer: the next one waits, then gives up
+            started = time.monotonic()
+            with pytest.raises(StoreError, match="waiting for this store's writer"):
+                store.write().__enter__()
+            assert 0.9 <= time.monotonic() - started < 3
+        assert _record(watch) == 2, "the writer is free again"
