@@ -270,7 +270,10 @@ class _SqliteWrite(SetBasedWrite):
         return value
 
     def next_sequence(self) -> int:
-        """The next sequence: above the counter's floor and the newest signal; written as its row."""
+        """The next sequence: above the counter row (a floor) and every signal row (ADR-0019).
+
+        Nothing else records it: the signal row it becomes does, in the same transaction.
+        """
         if self._next is None:
             self._next = self._counter(sql.SELECT_COUNTER)
         self._next += 1
