@@ -26,6 +26,11 @@ MAX_SPAWN_DEPTH_LIMIT: Final = 5
 MAX_CHILDREN_LIMIT: Final = 20
 
 
+def _either(raw: object, chosen: str, *, otherwise: str) -> str:
+    """`chosen` when `raw` spells it (any case, spaces around), else `otherwise`: a two-way setting."""
+    return chosen if isinstance(raw, str) and raw.strip().lower() == chosen else otherwise
+
+
 def _clamped(raw: object, default: int, low: int, high: int) -> int:
     """A number floored and clamped into [low, high]; anything else is the default."""
     if isinstance(raw, bool) or not isinstance(raw, int | float):
@@ -94,7 +99,7 @@ class ToolsConfig(ToolPolicySettings):
     @field_validator("sandbox_session_tools_visibility", mode="before")
     @classmethod
     def _sandbox_visibility(cls, raw: object) -> str:
-        return "all" if isinstance(raw, str) and raw.strip().lower() == "all" else "spawned"
+        return _either(raw, "all", otherwise="spawned")
 
     @field_validator("max_ping_pong_turns", mode="before")
     @classmethod
@@ -114,12 +119,12 @@ class ToolsConfig(ToolPolicySettings):
     @field_validator("session_scope", mode="before")
     @classmethod
     def _scope(cls, raw: object) -> str:
-        return "global" if isinstance(raw, str) and raw.strip().lower() == "global" else "per-sender"
+        return _either(raw, "global", otherwise="per-sender")
 
     @field_validator("default_spawn_context", mode="before")
     @classmethod
     def _spawn_context(cls, raw: object) -> str:
-        return "isolated" if isinstance(raw, str) and raw.strip().lower() == "isolated" else "fork"
+        return _either(raw, "isolated", otherwise="fork")
 
     @field_validator("agent_allow_agents", mode="before")
     @classmethod
