@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import stat
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
@@ -190,6 +190,21 @@ def test_record_many_records_every_input_in_order(watch: SessionWatch) -> None:
         (CHILD, "main"),
     ]
     assert head(watch, CHILD) == sequences[2]
+
+
+class _TickingClock(FakeClock):
+    """A clock that moves one second each time it is read."""
+
+    def now(self) -> datetime:
+        return self.advance(seconds=1)
+
+
+def test_record_many_records_its_whole_batch_at_one_instant(store_url: str) -> None:
+    with sessionwatch.open(store_url, clock=_TickingClock()) as watch:
+        recorded = watch.record_many(
+            [goal_input(CHILD), goal_input(CHILD), goal_input("global", agent_id="ops")]
+        )
+    assert len({signal.occurred_at for signal in recorded}) == 1, "one transaction, one instant"
 
 
 def test_record_many_refuses_an_item_that_is_not_a_signal_input(watch: SessionWatch) -> None:
