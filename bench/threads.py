@@ -5,8 +5,8 @@ its own that `agent:main:main` watches (as in `record`). sessionwatch: the 8 thr
 `SessionWatch` (its documented use: one per process, thread-safe), each call returning only once
 its signal is committed. Peer: the same 8 threads, each with its own connection to one file (WAL,
 busy timeout 5 s), one transaction per signal. A block starts all 8 threads together and runs them
-for 5 s (0.5 s in the quick run); the figure is the total signals per second; rounds are interleaved
-(peer, sw, ...) and the medians compared.
+for 5 s (the mode's block, 0.25 s, in the quick run); the figure is the total signals per second;
+rounds are interleaved (peer, sw, ...) and the medians compared.
 
 The file is `threads.py`, not `concurrent.py`: the scripts run with `bench/` first on `sys.path`,
 where a `concurrent` module would hide the standard library's package (psycopg imports it).
@@ -56,6 +56,11 @@ def target_key(index: int) -> str:
     return f"agent:{AGENT}:subagent:concurrent-{index}"
 
 
+def block_seconds(mode: Mode) -> float:
+    """How long one block of threads runs: 5 s (SPEC §15.1), the mode's block in a quick run."""
+    return 5.0 if mode.name == "full" else mode.seconds
+
+
 def threads_block(workers: list[Worker], seconds: float) -> float:
     """Run every worker on its own thread for `seconds`; total calls per second."""
     settle()
@@ -89,7 +94,7 @@ def threads_block(workers: list[Worker], seconds: float) -> float:
 
 def run_setting(mode: Mode, setting: Synchronous) -> Result:
     """Interleaved rounds of 8-thread blocks on one durability setting."""
-    seconds = 5.0 if mode.name == "full" else 0.5  # SPEC §15.1: 5 s; the quick run 0.5 s
+    seconds = block_seconds(mode)
     with fresh_dir("peer") as peer_dir, fresh_dir("sw") as sw_dir:
         peers = [PeerStore(peer_dir / "peer.db", synchronous=setting) for _ in range(THREADS)]
         with sessionwatch_store(sw_dir, setting) as watch:
