@@ -63,7 +63,7 @@ FULL = Mode(name="full", rounds=9, seconds=1.0, warmup=1.0)
 def parse_mode(description: str, argv: Sequence[str] | None = None) -> Mode:
     """The command line every bench script shares: `--quick`, and overrides of the mode's numbers."""
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--quick", action="store_true", help="short run (the whole suite in under a minute)")
+    parser.add_argument("--quick", action="store_true", help="short run (run.py: 80-90 s on 2 cores)")
     parser.add_argument("--rounds", type=int, help="interleaved rounds (peer block + sessionwatch block)")
     parser.add_argument("--seconds", type=float, help="length of one timed block")
     parser.add_argument("--warmup", type=float, help="warm-up per side before the rounds")

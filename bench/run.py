@@ -1,6 +1,6 @@
 """Run every benchmark workload, print one table, write `bench/results/run.json`.
 
-`python bench/run.py --quick` finishes in about 75 s on two cores (the soak scaled to 240,000
+`python bench/run.py --quick` finishes in 80-90 s on two cores (the soak scaled to 240,000
 signals); without `--quick` each workload runs more and longer rounds and the soak records its full
 1,000,000 signals (several minutes more). Each workload also writes `bench/results/<name>.json`.
 `pg_record` (PostgreSQL, against a raw psycopg peer) runs when a server answers at
