@@ -130,9 +130,15 @@ class FloorStore:
         self.connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self.connection.execute("PRAGMA journal_mode=WAL")
         self.connection.execute(f"PRAGMA synchronous={synchronous.upper()}")
-        self.sequence = self._one("SELECT MAX((SELECT MAX(sequence) FROM sw_signals), 0) + 1000000")
-        self.notification_id = self._one("SELECT MAX(notification_id) FROM stored_events") + 1000000
-        self.versions = dict.fromkeys(sessions, 1000000)
+        self.sequence = self._one("SELECT COALESCE(MAX(sequence), 0) FROM sw_signals")
+        self.notification_id = self._one("SELECT COALESCE(MAX(notification_id), 0) FROM stored_events")
+        self.versions = {
+            identity: self._one(
+                "SELECT COALESCE(MAX(originator_version), 0) FROM stored_events WHERE originator_id = ?",
+                (session_stream_id(identity).hex,),
+            )
+            for identity in sessions
+        }
         self.states = {identity: session.initial(identity) for identity in sessions}
         self.last: dict[SessionIdentity, int] = {}  # each session's newest recorded sequence
 
