@@ -52,7 +52,7 @@ from bench.harness import (
     throughput_result,
 )
 from bench.peer import PeerStore
-from bench.threads import THREADS, Worker, block_seconds, target_key, threads_block
+from bench.threads import THREADS, Worker, block_seconds, peer_record, target_key, threads_block
 from sessionwatch import Actor, SessionWatch, Signal, SignalInput, SignalKind
 from sessionwatch.adapters import sql_rows
 from sessionwatch.adapters import sqlite_schema as sql
@@ -207,11 +207,6 @@ def _peers(directory: Path, setting: Synchronous, keys: Sequence[str], count: in
     return peers
 
 
-def _peer_record(peer: PeerStore, key: str) -> int:
-    """One peer record on `key` (a `Worker` once bound); its sequence."""
-    return peer.record(key, agent_id=AGENT, kind=KIND.value, actor_type="human", summary=SUMMARY).sequence
-
-
 def run_threads(mode: Mode, setting: Synchronous) -> list[Result]:
     """`floor-handoff`, `floor-concurrent` and `concurrent` itself against the peer's 8 threads."""
     seconds = block_seconds(mode)  # as `concurrent`
@@ -240,7 +235,7 @@ def run_threads(mode: Mode, setting: Synchronous) -> list[Result]:
             return lambda: watch.record(key, kind=KIND, actor=HUMAN, summary=SUMMARY).sequence
 
         sides: dict[str, list[Worker]] = {
-            "peer": [partial(_peer_record, peer, key) for peer, key in zip(peers, keys, strict=True)],
+            "peer": [partial(peer_record, peer, key) for peer, key in zip(peers, keys, strict=True)],
             "floor-handoff": [lambda: nothing.run(lambda _: 1) for _ in keys],
             "floor-concurrent": [floor_worker(key) for key in keys],
             "concurrent": [sw_worker(key) for key in keys],
@@ -281,7 +276,7 @@ def run_batch(mode: Mode, setting: Synchronous) -> list[Result]:
 
         def peer_call() -> int:
             for _ in range(BATCH):
-                _peer_record(peer, key)
+                peer_record(peer, key)
             return BATCH
 
         def floor_call() -> int:

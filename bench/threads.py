@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # `python bench/threads.py` finds `bench.*`
@@ -54,6 +55,11 @@ Worker = Callable[[], int]
 def target_key(index: int) -> str:
     """The `index`-th thread's own target."""
     return f"agent:{AGENT}:subagent:concurrent-{index}"
+
+
+def peer_record(peer: PeerStore, key: str) -> int:
+    """One peer record on `key`, as a thread records it (a `Worker` once bound); its sequence."""
+    return peer.record(key, agent_id=AGENT, kind=KIND.value, actor_type="human", summary=SUMMARY).sequence
 
 
 def block_seconds(mode: Mode) -> float:
@@ -106,14 +112,6 @@ def run_setting(mode: Mode, setting: Synchronous) -> Result:
                 watch.upsert_session(key, spawned_by=WATCHER)
                 assert watch.watch(WATCHER, key), "the watcher must be registered"
 
-            def peer_worker(index: int) -> Worker:
-                peer, key = peers[index], target_key(index)
-                return lambda: (
-                    peer.record(
-                        key, agent_id=AGENT, kind=KIND.value, actor_type="human", summary=SUMMARY
-                    ).sequence
-                )
-
             def sw_worker(index: int) -> Worker:
                 key = target_key(index)
 
@@ -124,7 +122,9 @@ def run_setting(mode: Mode, setting: Synchronous) -> Result:
 
                 return call
 
-            peer_workers = [peer_worker(i) for i in range(THREADS)]
+            peer_workers: list[Worker] = [
+                partial(peer_record, peers[i], target_key(i)) for i in range(THREADS)
+            ]
             sw_workers = [sw_worker(i) for i in range(THREADS)]
             threads_block(peer_workers, mode.warmup)
             threads_block(sw_workers, mode.warmup)
