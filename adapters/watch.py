@@ -928,7 +928,7 @@ class SessionWatch:
         globally; each affected session's watermark is stamped first and no head is lowered;
         cursors not updated within the window expire; the event store drops what a replay no
         longer needs (ADR-0008). Without `force`, it runs only when the last prune is older than
-        `retention.prune_interval` (an hour).
+        `retention.prune_interval` (an hour): exactly an hour is not yet older.
         """
         now_ms = self._now_ms()
         if not force and not self._prune_due(now_ms):
@@ -951,16 +951,16 @@ class SessionWatch:
 
     def _prune_due(self, now_ms: int) -> bool:
         """Whether the last prune, by any process sharing the store, is older than the interval."""
-        if now_ms - self._last_prune_ms < self._retention.interval_ms:
+        if not self._retention.prune_due(last_prune_ms=self._last_prune_ms, now_ms=now_ms):
             return False
         shared = self._store.last_prune_ms()  # read only when the local timer says it is due
         if shared is not None and shared > self._last_prune_ms:
             self._last_prune_ms = shared
-        return now_ms - self._last_prune_ms >= self._retention.interval_ms
+        return self._retention.prune_due(last_prune_ms=self._last_prune_ms, now_ms=now_ms)
 
     def _prune_if_due(self) -> None:
         """After a record: prune when the interval has passed; a failure never fails the record."""
-        if self._now_ms() - self._last_prune_ms < self._retention.interval_ms:
+        if not self._retention.prune_due(last_prune_ms=self._last_prune_ms, now_ms=self._now_ms()):
             return
         try:
             self.prune(force=False)

@@ -44,6 +44,15 @@ class Retention(BaseModel):
         """The minimum time between two prunes run after records."""
         return self.prune_interval // timedelta(milliseconds=1)
 
+    def prune_due(self, *, last_prune_ms: int, now_ms: int) -> bool:
+        """Whether a prune after a record is due: the last one is *older* than the interval.
+
+        Exactly one interval after the last prune is not yet due; a zero interval prunes after
+        every record.
+        """
+        interval = self.interval_ms
+        return interval == 0 or now_ms - last_prune_ms > interval
+
 
 class PruneCutoffs(BaseModel):
     """What one prune removes.

@@ -582,6 +582,33 @@ def test_a_prune_is_throttled_to_once_an_interval_after_the_last_one(
     assert watch.prune(force=True).ran is True
 
 
+def test_the_prune_throttle_at_exactly_one_hour_does_not_prune_and_one_millisecond_later_does(
+    open_with: Opener, clock: FakeClock
+) -> None:
+    watch = open_with(Retention(max_signals=1))
+    watch.prune()
+    first = goal(watch).sequence
+    clock.advance(hours=1)
+
+    assert watch.prune(force=False).ran is False  # exactly an hour old is not older than an hour
+    second = goal(watch).sequence
+    assert retained(watch, WORKER) == [first, second]  # the record did not prune either
+    clock.advance(milliseconds=1)
+    third = goal(watch).sequence
+
+    assert retained(watch, WORKER) == [third]  # an hour and a millisecond: the record pruned
+
+
+def test_a_prune_without_force_one_millisecond_past_the_hour_runs(
+    open_with: Opener, clock: FakeClock
+) -> None:
+    watch = open_with(Retention(max_signals=1))
+    watch.prune()
+    clock.advance(hours=1, milliseconds=1)
+
+    assert watch.prune(force=False).ran is True
+
+
 def test_a_record_within_the_hour_after_a_prune_does_not_prune_and_one_after_it_does(
     open_with: Opener, clock: FakeClock
 ) -> None:

@@ -44,8 +44,6 @@ DAY_MS = 24 * HOUR_MS
 CLAMP_MS = DAY_MS  # occurred_at is clamped into [now - 24 h, now] (SPEC §3.2)
 INTERVAL_MS = HOUR_MS  # the default prune interval
 MAX_OPERATIONS = 40
-"""Fewer than 60 clock advances, each of whole minutes plus one second, can never add up to exactly
-one hour: the model never depends on the throttle's boundary (`older than` vs `at least`)."""
 
 
 # ------------------------------------------------------------------------------------ operations
@@ -72,6 +70,7 @@ class RecordMany:
 @dataclass(frozen=True)
 class Advance:
     minutes: int
+    seconds: int  # 0 or 1: whole-minute advances reach the throttle's boundary exactly
 
 
 @dataclass(frozen=True)
@@ -112,8 +111,8 @@ _ITEMS = st.builds(
 _CHOICES: list[st.SearchStrategy[Operation]] = [
     *[st.builds(Record, _ITEMS)] * 5,
     *[st.builds(RecordMany, st.lists(_ITEMS, min_size=1, max_size=4).map(tuple))] * 2,
-    *[st.builds(Advance, st.integers(0, 30 * 60))] * 2,  # hours: signals age past the window
-    st.builds(Advance, st.integers(0, 90)),  # minutes: around the hourly throttle
+    *[st.builds(Advance, st.integers(0, 30 * 60), st.just(1))] * 2,  # hours: signals age past the window
+    st.builds(Advance, st.integers(0, 90), st.integers(0, 1)),  # minutes: around the hourly throttle
     st.builds(Prune, st.booleans()),
     st.just(Sweep()),
     *[st.builds(Watch, st.integers(0, len(WATCHERS) - 1), st.integers(0, len(SESSIONS) - 1))] * 2,
@@ -189,7 +188,7 @@ class Model:
         return cut
 
     def prune_if_due(self) -> int | None:
-        if self.now_ms - self.last_prune_ms >= INTERVAL_MS:
+        if self.now_ms - self.last_prune_ms > INTERVAL_MS:  # older than the interval, not at it
             return self.prune()
         return None
 
@@ -291,11 +290,11 @@ def apply(operation: Operation, watch: SessionWatch, clock: FakeClock, model: Mo
             for item, signal in zip(items, recorded, strict=True):
                 model.record(item, signal.sequence)
             return model.prune_if_due()
-        case Advance(minutes):
-            clock.advance(minutes=minutes, seconds=1)
+        case Advance(minutes, seconds):
+            clock.advance(minutes=minutes, seconds=seconds)
             model.now_ms = to_epoch_ms(clock.now())
         case Prune(force):
-            due = force or model.now_ms - model.last_prune_ms >= INTERVAL_MS
+            due = force or model.now_ms - model.last_prune_ms > INTERVAL_MS
             assert watch.prune(force=force).ran is due, "forced, or an interval after the last prune"
             return model.prune() if due else None
         case Sweep():
