@@ -7,13 +7,13 @@ same attributes) and the result is a tuple in catalog order. Nothing after the p
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 from typing import Final, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from sessionwatch.domain.tools.errors import InvalidToolPolicy, ToolNotAllowed
+from sessionwatch.domain.tools.wildcard import matches_any, parse_patterns
 
 CATALOG: Final[tuple[str, ...]] = (
     "sessions_list",
@@ -132,34 +132,13 @@ def profile_tools(profile: str | None) -> frozenset[str]:
     return granted
 
 
-def _pattern(raw: str) -> re.Pattern[str] | None:
-    """A trimmed name where `*` matches any run of characters; blank names match nothing."""
-    text = raw.strip()
-    if not text:
-        return None
-    return re.compile(".*".join(re.escape(part) for part in text.split("*")), re.IGNORECASE)
-
-
-def _matcher(patterns: Iterable[str]) -> tuple[re.Pattern[str], ...]:
-    return tuple(p for p in map(_pattern, patterns) if p is not None)
-
-
-def _matches(name: str, compiled: tuple[re.Pattern[str], ...]) -> bool:
-    return any(p.fullmatch(name) for p in compiled)
-
-
-def matches_any(name: str, patterns: Iterable[str]) -> bool:
-    """True when `name` matches one of `patterns` (case-insensitive, trimmed, `*` globs)."""
-    return _matches(name, _matcher(patterns))
-
-
 def _apply(tools: set[str], allow: tuple[str, ...] | None, deny: tuple[str, ...]) -> set[str]:
     """One layer: deny removes its names, a non-empty allow keeps only its names."""
-    denied = _matcher(deny)
-    kept = {tool for tool in tools if not _matches(tool, denied)}
+    denied = parse_patterns(deny)
+    kept = {tool for tool in tools if not matches_any(tool, denied)}
     if allow:
-        allowed = _matcher(allow)
-        kept = {tool for tool in kept if _matches(tool, allowed)}
+        allowed = parse_patterns(allow)
+        kept = {tool for tool in kept if matches_any(tool, allowed)}
     return kept
 
 
@@ -173,8 +152,8 @@ def _subagent_layer(tools: set[str], depth: int, settings: ToolPolicySource) -> 
     base = SUBAGENT_BASE_DENY | (
         SUBAGENT_LEAF_DENY if is_leaf_depth(depth, settings.max_spawn_depth) else frozenset()
     )
-    lifted = _matcher((*(sub.allow or ()), *sub.also_allow))
-    kept = {tool for tool in tools if tool not in base or _matches(tool, lifted)}
+    lifted = parse_patterns((*(sub.allow or ()), *sub.also_allow))
+    kept = {tool for tool in tools if tool not in base or matches_any(tool, lifted)}
     return _apply(kept, sub.allow, sub.deny)
 
 
@@ -188,8 +167,8 @@ def effective_tools(settings: ToolPolicySource, *, depth: int = 0) -> tuple[str,
     Raises:
         InvalidToolPolicy: the profile is not minimal, messaging, coding, full or unset.
     """
-    extra = _matcher(settings.also_allow)
-    tools = set(profile_tools(settings.profile)) | {tool for tool in CATALOG if _matches(tool, extra)}
+    extra = parse_patterns(settings.also_allow)
+    tools = set(profile_tools(settings.profile)) | {tool for tool in CATALOG if matches_any(tool, extra)}
     tools = _apply(tools, settings.allow, settings.deny)
     layers = settings.layers
     for layer in (layers.provider, layers.agent, layers.group, layers.sandbox):

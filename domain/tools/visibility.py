@@ -14,7 +14,7 @@ from typing import Final, Literal, TypeAlias
 from pydantic import BaseModel, ConfigDict
 
 from sessionwatch.domain.keys import SessionIdentity, agent_id_of
-from sessionwatch.domain.tools.policy import matches_any
+from sessionwatch.domain.tools.wildcard import matches_any
 
 VisibilityMode: TypeAlias = Literal["self", "tree", "agent", "all"]
 AccessAction: TypeAlias = Literal["list", "history", "send", "status"]
