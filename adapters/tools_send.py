@@ -111,18 +111,21 @@ def _target(core: ToolsCore, caller: Caller, registry: Registry, params: Params)
 def _checked_target(
     core: ToolsCore, caller: Caller, registry: Registry, params: Params, *, waited: bool
 ) -> SessionIdentity:
-    """The target after the §T6 checks: resolution, self (waited), thread-scoped, then access."""
+    """The target after the checks: resolution, self (waited), access, then thread-scoped.
+
+    A refusal echoes only the `sessionKey` the caller passed (none for a label or an `agentId`),
+    never the key it resolved to, and the access check runs before the thread check, so that a
+    session outside the caller's visibility is never described, not even as a thread session.
+    """
     target = _target(core, caller, registry, params)
-    shown = display_key(
-        target.session_key, main_key=core.config.main_key, session_scope=core.config.session_scope
-    )
+    echoed = params.text("session_key")
     if waited and caller.has_session and target == caller.identity:
-        raise _Failure("error", SEND_SELF_TARGET_ERROR, shown)
-    if is_thread_session_key(target.session_key):
-        raise _Failure("error", SEND_THREAD_TARGET_ERROR, shown)
+        raise _Failure("error", SEND_SELF_TARGET_ERROR, echoed)
     refusal = core.access("send", caller, target)
     if refusal is not None:
-        raise _Failure("forbidden", refusal, shown)
+        raise _Failure("forbidden", refusal, echoed)
+    if is_thread_session_key(target.session_key):
+        raise _Failure("error", SEND_THREAD_TARGET_ERROR, echoed)
     return target
 
 
