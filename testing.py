@@ -27,7 +27,7 @@ except ImportError as exc:  # the extra is optional: say how to get it
 import sessionwatch
 from sessionwatch.adapters.memory_store import MemorySignalStore
 from sessionwatch.adapters.watch import SessionWatch, SignalInput
-from sessionwatch.domain.errors import UnknownSession
+from sessionwatch.domain.errors import InvalidSignal, UnknownSession
 from sessionwatch.domain.ports import Clock, Waker
 from sessionwatch.domain.signals import Actor, SignalKind
 from sessionwatch.projections.models import Notice
@@ -653,7 +653,32 @@ class SessionWatchMachine(RuleBasedStateMachine):
         spawns_itself = actor.actor_id is not None and _identity_of_watcher(actor.actor_id) == session
         if kind is SignalKind.CHILD_SPAWNED and spawns_itself:
             return  # a session spawning itself is outside the SPEC
+        if kind is SignalKind.CHILD_SPAWNED and self._refuses_spawn_watchers(session, actor, watchers):
+            return
         self._record(session, kind, actor, watchers)
+
+    def _refuses_spawn_watchers(self, target: Identity, actor: Actor, watchers: list[str]) -> bool:
+        """A spawn seeds only its requester's cursor: other watchers are refused, nothing written."""
+        requester = actor.actor_id if actor.actor_type == "agent" else None
+        if all(_identity_of_watcher(w) == target or w == requester for w in watchers):
+            return False
+        key, agent = target
+        before = self.stored()
+        try:
+            self.watch.record(
+                key,
+                kind=SignalKind.CHILD_SPAWNED,
+                actor=actor,
+                summary=_KIND_SUMMARIES[SignalKind.CHILD_SPAWNED],
+                agent_id=agent,
+                watchers=watchers,
+            )
+        except InvalidSignal as refused:
+            _expect(refused.field, "watchers", "the field named by a refused spawn")
+        else:
+            raise AssertionError(f"a child_spawned with watchers {watchers} other than its requester")
+        _expect(self.stored(), before, "cursors after a refused spawn")
+        return True
 
     @rule(
         session=st.sampled_from(_TARGETS),

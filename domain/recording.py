@@ -14,6 +14,7 @@ from sessionwatch.domain.session import SignalDraft, SignalRecorded
 from sessionwatch.domain.signals import (
     MAX_SEQUENCE,
     ActorType,
+    SignalKind,
     check_kind,
     check_optional_text,
     check_payload,
@@ -40,7 +41,53 @@ def check_signal(
     dedupe_key: object = None,
     watchers: object = (),
 ) -> SignalDraft:
-    """Validate every field of a signal, raising `InvalidSignal` for the first bad one."""
+    """Validate every field of a signal, raising `InvalidSignal` for the first bad one.
+
+    A `child_spawned` signal seeds its requester's cursor (its agent actor), nobody else's: a
+    producer watcher other than that requester would be silently left out, so it is refused.
+    """
+    draft = _checked_draft(
+        session_key=session_key,
+        agent_id=agent_id,
+        kind=kind,
+        actor_type=actor_type,
+        actor_id=actor_id,
+        summary=summary,
+        now=now,
+        payload=payload,
+        run_id=run_id,
+        session_id=session_id,
+        occurred_at=occurred_at,
+        dedupe_key=dedupe_key,
+        watchers=watchers,
+    )
+    if draft.kind is SignalKind.CHILD_SPAWNED and draft.watchers:
+        requester = draft.actor_id if draft.actor_type == "agent" else None
+        if any(watcher != requester for watcher in draft.watchers):
+            raise InvalidSignal(
+                "watchers",
+                "a child_spawned signal seeds only its requester's cursor (the agent actor); "
+                "pass no other watchers",
+            )
+    return draft
+
+
+def _checked_draft(
+    *,
+    session_key: object,
+    agent_id: object,
+    kind: object,
+    actor_type: object,
+    actor_id: object,
+    summary: object,
+    now: datetime,
+    payload: object = None,
+    run_id: object = None,
+    session_id: object = None,
+    occurred_at: object = None,
+    dedupe_key: object = None,
+    watchers: object = (),
+) -> SignalDraft:
     identity = resolve_identity(session_key, agent_id)
     now_ms = to_epoch_ms(now)
     checked_kind = check_kind(kind)
@@ -88,9 +135,10 @@ def check_watchers(watchers: object) -> tuple[str, ...]:
 def check_recorded(signal: SignalRecorded) -> None:
     """A signal another store recorded (an import) is one the strict API would record, else `InvalidSignal`.
 
-    Key, agent id, kind, actor, ids, summary, payload and watchers pass `check_signal` unchanged
-    (a key that is not in its canonical form is refused, not rewritten), and the sequence leaves
-    room for the next one.
+    Key, agent id, kind, actor, ids, summary, payload and watchers pass the field checks of
+    `check_signal` unchanged (a key that is not in its canonical form is refused, not rewritten),
+    and the sequence leaves room for the next one. History recorded before `child_spawned` refused
+    other watchers keeps them: they never seeded anything, then or now.
     """
     if not 0 < signal.sequence < MAX_SEQUENCE:
         raise InvalidSignal("sequence", f"must be between 1 and {MAX_SEQUENCE - 1}")
@@ -98,7 +146,7 @@ def check_recorded(signal: SignalRecorded) -> None:
         recorded_at = from_epoch_ms(signal.recorded_at_ms)
     except (OverflowError, ValueError):
         raise InvalidSignal("recorded_at_ms", "is not a representable time") from None
-    draft = check_signal(
+    draft = _checked_draft(
         session_key=signal.session_key,
         agent_id=signal.agent_id,
         kind=signal.kind,

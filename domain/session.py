@@ -374,12 +374,21 @@ def _decide_meta(command: UpdateSessionMeta, state: SessionState) -> list[Sessio
     ]
 
 
+def spawn_edge(state: SessionState) -> str | None:
+    """The session's spawn edge: `spawned_by`, else `parent_session_key` (any key, bare ones too)."""
+    return state.spawned_by or state.parent_session_key
+
+
 def spawn_edge_watcher(state: SessionState) -> str | None:
-    """The session's implicit watcher: `spawned_by`, else `parent_session_key`, if agent-qualified."""
-    candidate = state.spawned_by or state.parent_session_key
+    """The session's implicit watcher: its spawn edge, if agent-qualified (only those hold cursors)."""
+    candidate = spawn_edge(state)
     return candidate if candidate and is_agent_qualified(candidate) else None
 
 
 def human_message_is_gated(state: SessionState, *, has_registered_watchers: bool) -> bool:
-    """A human turn writes nothing unless someone watches the session (SPEC §4)."""
-    return spawn_edge_watcher(state) is None and not has_registered_watchers
+    """A human turn writes nothing unless the session has a spawn edge or a registered watcher.
+
+    Any spawn edge opens the gate, a bare one (`global`) too: such a session keeps its log and
+    `changesSince` although its bare parent can hold no cursor and so gets no notice.
+    """
+    return spawn_edge(state) is None and not has_registered_watchers

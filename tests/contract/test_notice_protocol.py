@@ -15,7 +15,16 @@ from fakes import FailingWaker, FakeWaker
 from helpers import FakeClock
 
 import sessionwatch
-from sessionwatch import Actor, SessionWatch, Signal, SignalKind, UnknownSession, notice_text
+from sessionwatch import (
+    Actor,
+    InvalidSignal,
+    SessionWatch,
+    Signal,
+    SignalInput,
+    SignalKind,
+    UnknownSession,
+    notice_text,
+)
 from sessionwatch.projections.read_model import ReadModel
 
 MANAGER = "agent:main:main"
@@ -335,6 +344,60 @@ def test_a_spawn_recorded_by_a_padded_requester_key_seeds_the_requesters_cursor(
     s = signal.sequence
     assert lnm(watch, MANAGER, CHILD) == (s, s, s)
     assert [c.watcher for c in watch.store.read_model().all_cursors()] == [MANAGER]
+
+
+def test_a_strict_spawn_naming_its_requester_as_watcher_seeds_the_requester(watch: SessionWatch) -> None:
+    """The reference's call shape: the requester is the agent actor and the one producer watcher."""
+    signal = watch.record(
+        CHILD,
+        kind=SignalKind.CHILD_SPAWNED,
+        actor=Actor.agent(MANAGER),
+        summary="child session spawned",
+        watchers=(MANAGER,),
+    )
+    s = signal.sequence
+    assert lnm(watch, MANAGER, CHILD) == (s, s, s)
+    assert [c.watcher for c in watch.store.read_model().all_cursors()] == [MANAGER]
+
+
+@pytest.mark.parametrize(
+    ("actor", "watchers"),
+    [
+        (Actor.agent(MANAGER), (OTHER,)),
+        (Actor.agent(MANAGER), (MANAGER, OTHER)),
+        (Actor.system(), (MANAGER,)),
+        (Actor.human(), (OTHER,)),
+    ],
+    ids=["other-watcher", "requester-and-other", "system-actor", "human-actor"],
+)
+def test_a_strict_spawn_seeds_only_its_requester_and_refuses_other_watchers(
+    watch: SessionWatch, actor: Actor, watchers: tuple[str, ...]
+) -> None:
+    """ADR-0023: a spawn seeds its agent actor's cursor; a watcher it would leave out is refused."""
+    assert watch.watch(OTHER, CHILD) is True
+    before = (watch.store.read_model().all_cursors(), event_count(watch))
+    with pytest.raises(InvalidSignal) as refused:
+        watch.record(
+            CHILD,
+            kind=SignalKind.CHILD_SPAWNED,
+            actor=actor,
+            summary="child session spawned",
+            watchers=watchers,
+        )
+    assert refused.value.field == "watchers"
+    with pytest.raises(InvalidSignal):
+        watch.record_many(
+            [
+                SignalInput(
+                    session_key=CHILD,
+                    kind=SignalKind.CHILD_SPAWNED,
+                    actor=actor,
+                    summary="child session spawned",
+                    watchers=watchers,
+                )
+            ]
+        )
+    assert (watch.store.read_model().all_cursors(), event_count(watch)) == before
 
 
 # ------------------------------------------------------------------------- log-only kinds (§3.1)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
 import pytest
+from auditing import assert_audit_clean
 from helpers import START, FakeClock
 from stores import FILE_STORES
 
@@ -635,10 +636,22 @@ def test_a_human_message_on_a_session_with_an_agent_qualified_parent_is_recorded
     assert head(watch, WORKER) == signal.sequence
 
 
-def test_a_human_message_on_a_session_with_a_bare_parent_records_nothing(watch: SessionWatch) -> None:
-    watch.upsert_session(WORKER, parent_session_key="global")
-    assert watch.record_human_message(WORKER, channel="slack") is None
-    assert head(watch, WORKER) == 0
+@pytest.mark.parametrize("edge", ["spawned_by", "parent_session_key"])
+def test_a_human_turn_under_a_bare_spawn_edge_is_in_changes_since_and_opens_no_notice(
+    watch: SessionWatch, edge: str
+) -> None:
+    # Under session.scope="global" a child's spawn edge is the bare `global`: the edge opens the
+    # gate, so the child keeps its log, but a bare key can hold no cursor, so nobody is notified.
+    watch.upsert_session(WORKER, **{edge: "global"})
+    signal = watch.record_human_message(WORKER, channel="slack")
+
+    assert signal is not None
+    changes = watch.session_status(WORKER, changes_since=0).state_changes
+    assert changes is not None
+    assert [e.sequence for e in changes.events] == [signal.sequence]
+    assert watch.store.cursors_of("global", pending_only=False) == []
+    assert watch.cursor(MANAGER, WORKER) is None
+    assert_audit_clean(watch)
 
 
 @pytest.mark.parametrize(

@@ -51,3 +51,17 @@ def test_what_the_strict_api_refuses_is_refused_naming_the_field(
     with pytest.raises(InvalidSignal) as raised:
         check_recorded(recorded(**fields))
     assert raised.value.field == field
+
+
+def test_a_recorded_spawn_with_other_watchers_still_imports() -> None:
+    # The strict API refuses such a spawn today (ADR-0023); history recorded before that keeps it,
+    # and its watchers never seeded anything, so a replay of it is unchanged.
+    check_recorded(
+        recorded(
+            kind=SignalKind.CHILD_SPAWNED,
+            actor_type="agent",
+            actor_id="agent:main:main",
+            summary="child session spawned",
+            watchers=("agent:main:other",),
+        )
+    )

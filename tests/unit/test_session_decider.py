@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
+import pytest
 from hypothesis import given as given_hypothesis
 from hypothesis import strategies as st
 
@@ -261,9 +262,10 @@ def test_a_human_message_on_a_child_of_an_agent_qualified_parent_is_not_gated() 
     assert not human_message_is_gated(state, has_registered_watchers=False)
 
 
-def test_a_human_message_on_a_child_of_a_bare_parent_is_gated() -> None:
-    state = given(upserted(parent_session_key="global"))
-    assert human_message_is_gated(state, has_registered_watchers=False)
+@pytest.mark.parametrize("edge", ["spawned_by", "parent_session_key"])
+def test_a_human_message_on_a_child_of_a_bare_parent_is_not_gated(edge: str) -> None:
+    state = given(upserted(**{edge: "global"}))
+    assert not human_message_is_gated(state, has_registered_watchers=False)
 
 
 def test_a_human_message_on_a_session_with_registered_watchers_is_not_gated() -> None:
