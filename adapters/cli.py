@@ -530,15 +530,18 @@ def _import_openclaw(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(report.to_json())
     else:
-        skipped = [*report.unresolved_cursors, *report.ambiguous_cursors]
+        skipped = [*report.unresolved_cursors, *report.ambiguous_cursors, *report.self_watch_cursors]
         print(
             f"imported {report.signals} signals, {report.sessions} sessions, {report.cursors} cursors; "
-            f"sequence counter at {report.sequence}; {report.payload_keys_dropped} payload keys dropped"
+            f"sequence counter at {report.sequence}; {report.payload_keys_dropped} payload keys and "
+            f"{report.payload_values_dropped} refused payload values dropped"
         )
         for line in report.unresolved_cursors:
             print(f"skipped cursor (no head for its target): {line}")
         for line in report.ambiguous_cursors:
             print(f"skipped cursor (several agents own its target): {line}")
+        for line in report.self_watch_cursors:
+            print(f"skipped cursor (a session watching itself): {line}")
         if not skipped:
             print("every cursor carried over; run `sessionwatch audit` on the result")
     return EXIT_OK

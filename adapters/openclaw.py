@@ -1,6 +1,6 @@
 """`sessionwatch import-openclaw PATH`: a reference-gateway state database into a sessionwatch store.
 
-The reference gateway keeps its state in one SQLite file (SPEC Appendix A): the signal log
+The reference gateway keeps its state in one SQLite file: the signal log
 (`session_state_events`), the heads with their prune watermarks (`session_state_heads`) and the
 watch cursors (`session_watch_cursors`). The import turns that into a history sessionwatch can
 replay: one `session.signal_recorded.v1` per retained row, in sequence order, on its session's
@@ -11,8 +11,14 @@ behind it). The store is then bulk-loaded like any imported history, and `audit`
 Read-only on the reference file. What cannot be carried is reported, never guessed:
 - a cursor on a bare target key (the reference's targets carry no agent id) is resolved through the
   single head with that key; none or several is `unresolved` / `ambiguous` and the cursor skipped;
-- payload keys outside sessionwatch's whitelist (SPEC §13.1) are dropped (`payload_keys_dropped`),
-  a payload that is not a JSON object is ignored (as the reference reads it);
+- a cursor whose watcher is its own target (the reference makes one when a session spawns itself,
+  or a producer names the target as its own watcher) is skipped and reported (`self_watch`):
+  sessionwatch never lets a session watch itself, so such a cursor would open notices a replay
+  cannot explain;
+- payload keys outside sessionwatch's whitelist are dropped (`payload_keys_dropped`), and so are
+  whitelisted values the strict API refuses (`{"turns": 0}`, a numeric `status`, `outcome: "ok"`
+  on `run_failed`: `payload_values_dropped`), the row itself kept; a payload that is not a JSON
+  object is ignored (as the reference reads it);
 - a row of an unknown kind or actor type is an error naming the sequence: nothing is written.
 Every session with a head, and every watcher holding a cursor, is registered (so the restart sweep
 treats them as existing); the local recording time of a signal is its `occurred_at`.
@@ -31,13 +37,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from sessionwatch.adapters.history import HistoryError
 from sessionwatch.adapters.mapper import STORE_STREAM_ID, session_stream_id
 from sessionwatch.adapters.store import SignalStore, StoreNotEmptyError
+from sessionwatch.domain.errors import InvalidSignal
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity, agent_id_of
 from sessionwatch.domain.recording import check_recorded
 from sessionwatch.domain.retention import PruneCutoffs, SignalsPruned
 from sessionwatch.domain.session import SessionState, SignalRecorded
-from sessionwatch.domain.signals import PAYLOAD_KEYS, SignalKind
-from sessionwatch.domain.watch_cursor import CursorState
+from sessionwatch.domain.signals import PAYLOAD_KEYS, SignalKind, check_payload
+from sessionwatch.domain.watch_cursor import CursorState, watcher_identity
 from sessionwatch.projections.read_model import Projection, fold
 
 _EVENTS = (
@@ -68,7 +75,9 @@ class OpenclawReport(BaseModel):
     sequence: int
     unresolved_cursors: tuple[str, ...] = ()
     ambiguous_cursors: tuple[str, ...] = ()
+    self_watch_cursors: tuple[str, ...] = ()
     payload_keys_dropped: int = 0
+    payload_values_dropped: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """CamelCase summary."""
@@ -79,7 +88,9 @@ class OpenclawReport(BaseModel):
             "sequence": self.sequence,
             "unresolvedCursors": list(self.unresolved_cursors),
             "ambiguousCursors": list(self.ambiguous_cursors),
+            "selfWatchCursors": list(self.self_watch_cursors),
             "payloadKeysDropped": self.payload_keys_dropped,
+            "payloadValuesDropped": self.payload_values_dropped,
         }
 
 
@@ -92,6 +103,7 @@ class _Reference:
     cursors: list[tuple[str, str, int, int, int, int]] = field(default_factory=list)
     counter: int = 0
     payload_keys_dropped: int = 0
+    payload_values_dropped: int = 0
 
 
 def import_openclaw(store: SignalStore, path: str | Path, *, now_ms: int) -> OpenclawReport:
@@ -114,7 +126,7 @@ def import_openclaw(store: SignalStore, path: str | Path, *, now_ms: int) -> Ope
         identity = signal.identity
         versions[identity] = versions.get(identity, 0) + 1
         events.append((session_stream_id(identity), versions[identity], signal))
-    cursors, unresolved, ambiguous = _cursors(reference, heads_by_key)
+    cursors, skipped = _cursors(reference, heads_by_key)
     sessions = _sessions(reference, signals_only, cursors)
     checkpoint = SignalsPruned(
         cutoffs=PruneCutoffs(
@@ -144,27 +156,41 @@ def import_openclaw(store: SignalStore, path: str | Path, *, now_ms: int) -> Ope
         sessions=len(sessions),
         cursors=len(cursors),
         sequence=highest,
-        unresolved_cursors=tuple(unresolved),
-        ambiguous_cursors=tuple(ambiguous),
+        unresolved_cursors=tuple(skipped.unresolved),
+        ambiguous_cursors=tuple(skipped.ambiguous),
+        self_watch_cursors=tuple(skipped.self_watch),
         payload_keys_dropped=reference.payload_keys_dropped,
+        payload_values_dropped=reference.payload_values_dropped,
     )
+
+
+@dataclass
+class _Skipped:
+    """Reference cursors that are not carried over, as `watcher -> target` lines, by reason."""
+
+    unresolved: list[str] = field(default_factory=list)
+    ambiguous: list[str] = field(default_factory=list)
+    self_watch: list[str] = field(default_factory=list)
 
 
 def _cursors(
     reference: _Reference, heads_by_key: dict[str, list[str]]
-) -> tuple[list[CursorState], list[str], list[str]]:
-    """Cursors with their targets' agent ids resolved (SPEC Appendix A)."""
+) -> tuple[list[CursorState], _Skipped]:
+    """Cursors with their targets' agent ids resolved; those sessionwatch cannot hold, skipped."""
     cursors: list[CursorState] = []
-    unresolved: list[str] = []
-    ambiguous: list[str] = []
+    skipped = _Skipped()
     for watcher, target, last_seen, notified, material, updated_at in reference.cursors:
+        line = f"{watcher} -> {target}"
         agent = agent_id_of(target)
         if agent is None:
             owners = heads_by_key.get(target, [])
             if len(owners) != 1:
-                (ambiguous if owners else unresolved).append(f"{watcher} -> {target}")
+                (skipped.ambiguous if owners else skipped.unresolved).append(line)
                 continue
             agent = owners[0]
+        if watcher_identity(watcher) == SessionIdentity(target, agent):
+            skipped.self_watch.append(line)
+            continue
         cursors.append(
             CursorState(
                 watcher=watcher,
@@ -176,7 +202,7 @@ def _cursors(
                 updated_at_ms=updated_at,
             )
         )
-    return cursors, unresolved, ambiguous
+    return cursors, skipped
 
 
 def _sessions(
@@ -268,7 +294,11 @@ def _signal(row: tuple[Any, ...], reference: _Reference) -> SignalRecorded:
 
 
 def _payload(kind: SignalKind, payload_json: object, reference: _Reference) -> dict[str, Any] | None:
-    """The whitelisted keys of a JSON-object payload; anything else is ignored, as the reference reads it."""
+    """What the strict API accepts of a JSON-object payload; the rest is dropped and counted.
+
+    Keys off the kind's whitelist count as dropped keys, whitelisted values the strict API refuses
+    as dropped values; a payload that is not a JSON object is ignored, as the reference reads it.
+    """
     if not isinstance(payload_json, str):
         return None
     try:
@@ -278,9 +308,21 @@ def _payload(kind: SignalKind, payload_json: object, reference: _Reference) -> d
     if not isinstance(value, dict):
         return None
     allowed = PAYLOAD_KEYS.get(kind, frozenset())
-    kept = {k: v for k, v in value.items() if k in allowed}
-    reference.payload_keys_dropped += len(value) - len(kept)
+    whitelisted = {k: v for k, v in value.items() if k in allowed}
+    reference.payload_keys_dropped += len(value) - len(whitelisted)
+    kept = {k: v for k, v in whitelisted.items() if _accepted(kind, {k: v})}
+    if kept and not _accepted(kind, kept):  # each value fits, together they are over the size cap
+        kept = {}
+    reference.payload_values_dropped += len(whitelisted) - len(kept)
     return kept or None
+
+
+def _accepted(kind: SignalKind, payload: dict[str, Any]) -> bool:
+    try:
+        check_payload(kind, payload)
+    except InvalidSignal:
+        return False
+    return True
 
 
 def _reason(exc: Exception) -> str:

@@ -228,3 +228,85 @@ def test_the_command_imports_then_audits_clean(
     assert capsys.readouterr().out.startswith("audit: ok: ")
     assert main(["import-openclaw", str(reference), "--db", store_url]) == 2
     assert "already holds history" in capsys.readouterr().err
+
+
+# Rows the strict API would refuse one payload value of, each after the reference's counter.
+REFUSED_VALUES = [
+    (CHILD, "human_direct_message", "human", "human message via telegram", '{"turns":0}'),
+    (CHILD, "human_direct_message", "human", "human message via slack", '{"turns":2.5,"channel":"slack"}'),
+    (WORKER, "goal_changed", "system", "goal updated", '{"status":3}'),
+    (CHILD, "run_failed", "system", "child run failed", '{"outcome":"ok"}'),
+]
+SELF_WATCHES = [(CHILD, CHILD, 8, 8, 8), (MANAGER, MANAGER, 0, 0, 0)]
+
+
+def build_flawed_reference(path: Path) -> Path:
+    """The reference database plus what its own code also writes: self-watch cursors, odd payloads."""
+    build_reference(path)
+    with sqlite3.connect(path) as raw:
+        for n, (key, kind, actor_type, summary, payload) in enumerate(REFUSED_VALUES, COUNTER + 1):
+            agent = key.split(":")[1]
+            values = (n, None, key, "sid-1", agent, kind, actor_type, None, None, NOW_MS, summary, payload)
+            raw.execute(INSERT_ROW, values)
+            raw.execute(
+                "UPDATE session_state_heads SET last_sequence = ? WHERE session_key = ? AND agent_id = ?",
+                (n, key, agent),
+            )
+        for watcher, target, last, notified, material in SELF_WATCHES:
+            raw.execute(
+                "INSERT INTO session_watch_cursors VALUES (?,?,?,?,?,?,?,?)",
+                (watcher, target, last, notified, material, NOW_MS, None, "explicit"),
+            )
+    return path
+
+
+def test_self_watch_cursors_and_refused_payload_values_are_reported_and_every_row_kept(
+    watch: SessionWatch, tmp_path: Path
+) -> None:
+    report = import_openclaw(watch.store, build_flawed_reference(tmp_path / "flawed.db"), now_ms=NOW_MS)
+
+    assert report.self_watch_cursors == (f"{MANAGER} -> {MANAGER}", f"{CHILD} -> {CHILD}")
+    assert report.payload_values_dropped == 4  # turns 0, turns 2.5, a numeric status, outcome "ok"
+    assert report.payload_keys_dropped == 1  # run_failed's "x", as before
+    assert report.signals == len(ROWS) - len(PRUNED) + len(REFUSED_VALUES)
+    assert report.cursors == 3  # the self-watches are not carried over
+    first = COUNTER + 1
+    events = watch.session_status(CHILD, changes_since=first - 1).to_json()["stateChanges"]["events"]
+    assert {e["sequence"]: e.get("payload") for e in events} == {
+        first: None,
+        first + 1: {"channel": "slack"},  # the refused turns went, the channel stayed
+        first + 3: None,
+    }
+    assert watch.cursor(CHILD, CHILD) is None
+    assert watch.cursor(MANAGER, MANAGER) is None
+
+
+def test_after_importing_self_watches_a_record_on_every_session_audits_clean(
+    watch: SessionWatch, tmp_path: Path
+) -> None:
+    import_openclaw(watch.store, build_flawed_reference(tmp_path / "flawed.db"), now_ms=NOW_MS)
+    rows = watch.sessions_list()
+    assert {(r.session_key, r.agent_id) for r in rows} >= {(CHILD, "main"), (MANAGER, "main")}
+
+    for row in rows:
+        watch.record(
+            row.session_key,
+            kind="goal_changed",
+            actor=Actor.human(),
+            summary="goal updated",
+            agent_id=row.agent_id,
+        )
+
+    assert watch.pending_notices(CHILD) == []  # a session never notifies itself
+    assert [n.target for n in watch.pending_notices(MANAGER)] == [CHILD, WORKER]
+    assert_audit_clean(watch)
+
+
+def test_the_command_lists_the_self_watch_cursors_it_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flawed = build_flawed_reference(tmp_path / "flawed.db")
+    assert main(["import-openclaw", str(flawed), "--db", f"sqlite:///{tmp_path / 'new.db'}"]) == 0
+    out = capsys.readouterr().out
+    assert "1 payload keys and 4 refused payload values dropped" in out
+    assert f"skipped cursor (a session watching itself): {CHILD} -> {CHILD}" in out
