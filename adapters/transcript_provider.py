@@ -1,12 +1,16 @@
-"""An `UpstreamProvider` over local JSON Lines transcripts (SPEC §10), with a Claude Code preset.
+"""An `UpstreamProvider` over local JSON Lines transcripts, with Claude Code and Codex presets.
 
 Shell code: it reads transcript files (never writes them) and logs one warning line per skipped
-probe, never message text. Nothing happens at import time.
+probe, never message text. Nothing happens at import time. Which records are human prompts is the
+format's business (`sessionwatch.adapters.transcript_formats`); this module reads the bytes.
 
 A link's `upstream_ref` is the transcript path; its marker is `{"offset": <byte offset>}` (None:
-offset 0). Each tick reads at most `scan_cap` bytes from the offset, consumes only complete lines
-(ending in a newline), classifies each as a human prompt or not, and answers with the count and the
-offset after the last complete line. Known v1 limits, by design:
+offset 0), plus `"queued"`: the fingerprints of Claude Code prompts counted when they were queued
+and not delivered yet, only while there are any (older markers without it read as none queued).
+Each tick reads at most `scan_cap` bytes from the offset, consumes only complete lines (ending in
+a newline), classifies each, and answers with the count and the marker after the last complete
+line. A transcript read in many ticks counts exactly what one read of it counts. Known limits, by
+design:
 
 - A single line longer than the scan cap (1 MiB) blocks the link: no answer, the marker stays, one
   warning per tick. Unclassified bytes are never skipped, so the link waits for a host fix.
@@ -17,7 +21,7 @@ offset after the last complete line. Known v1 limits, by design:
 - Only a vanished file (or a vanished folder on its path) is missing; a path that cannot be opened
   or is not a regular file (a directory, a FIFO) gets no answer and a warning.
 - Lines that are blank, not valid JSON or not JSON objects are consumed as "not a prompt", and so
-  are prompts whose text is empty or only whitespace.
+  are prompts whose text is empty or only whitespace (and that carry no image).
 - The dedupe id names the file (its inode) and the byte range read, so a transcript replaced at
   the same path never has its new prompts mistaken for the old ones.
 - A marker placed mid-line (`marker_at_end` while a line was being written) makes the rest of that
@@ -36,108 +40,44 @@ from datetime import datetime
 import orjson
 from pydantic import JsonValue
 
+from sessionwatch.adapters.transcript_formats import (
+    CLAUDE_CODE,
+    CODEX,
+    FINGERPRINT_LENGTH,
+    QUEUE_LIMIT,
+    ClaudeCodeFormat,
+    CodexFormat,
+    JsonlFormat,
+    Queue,
+    TranscriptFormat,
+)
 from sessionwatch.domain.upstream import (
     UpstreamActivity,
     UpstreamAnswer,
     UpstreamMissing,
     UpstreamProbe,
-    normalize_text,
 )
+
+__all__ = [
+    "CLAUDE_CODE",
+    "CODEX",
+    "SCAN_CAP",
+    "ClaudeCodeFormat",
+    "CodexFormat",
+    "JsonlFormat",
+    "JsonlTranscriptProvider",
+    "TranscriptFormat",
+    "marker_at_end",
+]
 
 logger = logging.getLogger("sessionwatch")
 
 SCAN_CAP = 1_048_576
-"""Bytes read per link per tick (SPEC §10); a longer single line blocks the link."""
+"""Bytes read per link per tick; a longer single line blocks the link."""
 
 _NEWLINE = b"\n"
 _OPEN_FLAGS: int = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 """Never block on a FIFO (POSIX); never translate line ends (Windows)."""
-
-
-@dataclass(frozen=True, slots=True)
-class TranscriptFormat:
-    """Which JSONL records of a transcript format are human prompts.
-
-    A record is a prompt when it is a JSON object whose `type_field` is `prompt_type`, whose
-    `message_field` object has `role_field` equal to `prompt_role`, whose content is a string or a
-    list of blocks with at least one text block and no `excluded_block_types` block, none of
-    whose `excluded_flags` is `true`, and whose text starts with none of `excluded_prefixes` (text
-    the tool writes as the user: interruption markers, local command output).
-    """
-
-    name: str
-    type_field: str = "type"
-    prompt_type: str = "user"
-    message_field: str = "message"
-    role_field: str = "role"
-    prompt_role: str = "user"
-    content_field: str = "content"
-    block_type_field: str = "type"
-    text_block_type: str = "text"
-    text_field: str = "text"
-    excluded_block_types: frozenset[str] = frozenset({"tool_result"})
-    excluded_flags: tuple[str, ...] = ()
-    excluded_prefixes: tuple[str, ...] = ()
-    timestamp_field: str = "timestamp"
-
-    def prompt_text(self, record: object) -> str | None:
-        """The prompt's text (text blocks joined with a newline), or None when not a prompt."""
-        if not isinstance(record, dict) or record.get(self.type_field) != self.prompt_type:
-            return None
-        if any(record.get(flag) is True for flag in self.excluded_flags):
-            return None
-        message = record.get(self.message_field)
-        if not isinstance(message, dict) or message.get(self.role_field) != self.prompt_role:
-            return None
-        text = self._content_text(message.get(self.content_field))
-        if text is None or not text.strip() or text.lstrip().startswith(self.excluded_prefixes):
-            return None
-        return text
-
-    def _content_text(self, content: object) -> str | None:
-        if isinstance(content, str):
-            return content
-        if not isinstance(content, list):
-            return None
-        texts: list[str] = []
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            kind = block.get(self.block_type_field)
-            if kind in self.excluded_block_types:
-                return None
-            text = block.get(self.text_field)
-            if kind == self.text_block_type and isinstance(text, str):
-                texts.append(text)
-        return "\n".join(texts) if texts else None
-
-    def occurred_at(self, record: object) -> datetime | None:
-        """The record's timestamp as an aware datetime, or None when absent or unparseable."""
-        if not isinstance(record, dict):
-            return None
-        stamp = record.get(self.timestamp_field)
-        if not isinstance(stamp, str):
-            return None
-        try:
-            parsed = datetime.fromisoformat(stamp)
-        except ValueError:
-            return None
-        return parsed if parsed.tzinfo is not None else None
-
-
-CLAUDE_CODE = TranscriptFormat(
-    name="claude-code",
-    # isMeta: harness-written user records (hook feedback, command caveats); isSidechain: subagent
-    # turns; isCompactSummary / isVisibleInTranscriptOnly: the model's /compact summary.
-    excluded_flags=("isMeta", "isSidechain", "isCompactSummary", "isVisibleInTranscriptOnly"),
-    # Written as user text by Claude Code itself: an Escape during a turn, and a local command's output.
-    excluded_prefixes=(
-        "[Request interrupted by user",
-        "<local-command-stdout>",
-        "<local-command-stderr>",
-    ),
-)
-"""Claude Code session transcripts (`~/.claude/projects/<project>/<session>.jsonl`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,14 +87,27 @@ class _Scan:
     consumed: int
     human_turns: int
     occurred_at: datetime | None
+    queued: Queue
+
+
+@dataclass(frozen=True, slots=True)
+class _Marker:
+    """How far a link was read, and the queued prompts counted but not yet delivered."""
+
+    offset: int
+    queued: Queue = ()
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """`{"offset": n}`, with `"queued"` only while a queued prompt awaits its delivery."""
+        if not self.queued:
+            return {"offset": self.offset}
+        return {"offset": self.offset, "queued": list(self.queued)}
 
 
 class JsonlTranscriptProvider:
     """Answers upstream probes from local JSONL transcript files, one format per provider."""
 
-    def __init__(
-        self, transcript_format: TranscriptFormat = CLAUDE_CODE, *, scan_cap: int = SCAN_CAP
-    ) -> None:
+    def __init__(self, transcript_format: JsonlFormat = CLAUDE_CODE, *, scan_cap: int = SCAN_CAP) -> None:
         if scan_cap < 1:
             raise ValueError(f"scan_cap must be positive, got {scan_cap}")
         self._format = transcript_format
@@ -165,8 +118,13 @@ class JsonlTranscriptProvider:
         """A provider for Claude Code transcripts."""
         return cls(CLAUDE_CODE, scan_cap=scan_cap)
 
+    @classmethod
+    def codex(cls, *, scan_cap: int = SCAN_CAP) -> JsonlTranscriptProvider:
+        """A provider for Codex CLI session rollouts."""
+        return cls(CODEX, scan_cap=scan_cap)
+
     @property
-    def transcript_format(self) -> TranscriptFormat:
+    def transcript_format(self) -> JsonlFormat:
         """The classification policy in use."""
         return self._format
 
@@ -186,10 +144,11 @@ class JsonlTranscriptProvider:
         if not isinstance(path, str) or not path:
             _skip(probe, "upstream_ref is not a path")
             return None
-        offset = _offset(probe.marker)
-        if offset is None:
+        marker = _marker(probe.marker)
+        if marker is None:
             _skip(probe, "malformed marker")
             return None
+        offset = marker.offset
         read = self._read(probe, path, offset)
         if not isinstance(read, tuple):
             return read
@@ -199,12 +158,12 @@ class JsonlTranscriptProvider:
             if len(data) >= self._scan_cap:
                 _skip(probe, "line longer than scan cap blocks the link", offset)
             return None  # else nothing new, or a partial line still being written
-        scan = self._scan(data[: end + 1], probe.own_recent_user_texts)
+        scan = self._scan(data[: end + 1], probe.own_recent_user_texts, marker.queued)
         next_offset = offset + scan.consumed
         return UpstreamActivity(
             session_key=probe.session_key,
             human_turns=scan.human_turns,
-            next_marker={"offset": next_offset},
+            next_marker=_Marker(next_offset, scan.queued).to_json(),
             occurred_at=scan.occurred_at,
             dedupe_id=f"{inode}:{offset}-{next_offset}",
         )
@@ -236,7 +195,7 @@ class JsonlTranscriptProvider:
             _skip(probe, type(exc).__name__, offset)
             return None
 
-    def _scan(self, complete: bytes, own_texts: tuple[str, ...]) -> _Scan:
+    def _scan(self, complete: bytes, own_texts: tuple[str, ...], queued: Queue) -> _Scan:
         """Classify complete lines; self-echo of the session's own texts is not a human turn."""
         echoes = frozenset(own_texts)
         turns = 0
@@ -248,12 +207,12 @@ class JsonlTranscriptProvider:
                 record: object = orjson.loads(line)
             except orjson.JSONDecodeError:
                 continue
-            text = self._format.prompt_text(record)
-            if text is None or normalize_text(text) in echoes:
+            prompt, queued = self._format.read(record, queued)
+            if prompt is None or prompt.words in echoes:
                 continue
             turns += 1
-            occurred_at = self._format.occurred_at(record)
-        return _Scan(consumed=len(complete), human_turns=turns, occurred_at=occurred_at)
+            occurred_at = prompt.occurred_at
+        return _Scan(consumed=len(complete), human_turns=turns, occurred_at=occurred_at, queued=queued)
 
 
 def marker_at_end(path: str | os.PathLike[str]) -> dict[str, JsonValue]:
@@ -264,16 +223,27 @@ def marker_at_end(path: str | os.PathLike[str]) -> dict[str, JsonValue]:
     return {"offset": os.stat(path).st_size}  # noqa: PTH116 - accepts str and PathLike alike
 
 
-def _offset(marker: JsonValue) -> int | None:
-    """The byte offset of a marker, or None when it is malformed."""
+def _marker(marker: JsonValue) -> _Marker | None:
+    """A marker's offset and queue, or None when it is malformed."""
     if marker is None:
-        return 0
-    if not isinstance(marker, dict) or marker.keys() != {"offset"}:
+        return _Marker(0)
+    if not isinstance(marker, dict) or "offset" not in marker or not marker.keys() <= {"offset", "queued"}:
         return None
     offset = marker["offset"]
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         return None
-    return offset
+    queued = marker.get("queued", [])
+    if not isinstance(queued, list) or len(queued) > QUEUE_LIMIT or not all(map(_is_fingerprint, queued)):
+        return None
+    return _Marker(offset, tuple(str(key) for key in queued))
+
+
+def _is_fingerprint(value: JsonValue) -> bool:
+    return (
+        isinstance(value, str)
+        and len(value) == FINGERPRINT_LENGTH
+        and all(char in "0123456789abcdef" for char in value)
+    )
 
 
 def _skip(probe: UpstreamProbe, reason: str, offset: int | None = None) -> None:

@@ -27,6 +27,7 @@ from claude_transcripts import (
     tool_result,
 )
 from pydantic import JsonValue
+from transcript_probes import SESSION, activity, ask, offset_of, probe, warnings
 
 from sessionwatch.adapters.transcript_provider import (
     CLAUDE_CODE,
@@ -39,59 +40,10 @@ from sessionwatch.domain.ports import UpstreamProvider
 from sessionwatch.domain.upstream import (
     UpstreamActivity,
     UpstreamMissing,
-    UpstreamProbe,
     normalize_text,
 )
 
-SESSION = "agent:main:adopted"
 HUMAN_WORDS = "the secret words of the human"
-
-# ------------------------------------------------------------------------------ probes and answers
-
-
-def probe(
-    path: JsonValue,
-    marker: JsonValue = None,
-    *,
-    session_key: str = SESSION,
-    own: tuple[str, ...] = (),
-) -> UpstreamProbe:
-    return UpstreamProbe(
-        session_key=session_key,
-        agent_id="main",
-        catalog_id="claude-code",
-        host_id="laptop",
-        thread_id="95e6f011",
-        upstream_kind="claude-code-transcript",
-        upstream_ref=path,  # the provider must reject non-paths itself
-        marker=marker,
-        own_recent_user_texts=own,
-    )
-
-
-def ask(provider: JsonlTranscriptProvider, one: UpstreamProbe) -> UpstreamActivity | UpstreamMissing | None:
-    answers = provider.check_upstream_activity([one])
-    assert len(answers) <= 1
-    return answers[0] if answers else None
-
-
-def activity(provider: JsonlTranscriptProvider, one: UpstreamProbe) -> UpstreamActivity:
-    answer = ask(provider, one)
-    assert isinstance(answer, UpstreamActivity), answer
-    assert answer.session_key == one.session_key
-    return answer
-
-
-def offset_of(answer: UpstreamActivity) -> int:
-    marker = answer.next_marker
-    assert isinstance(marker, dict)
-    value = marker["offset"]
-    assert isinstance(value, int)
-    return value
-
-
-def warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
-    return [r for r in caplog.records if r.name == "sessionwatch" and r.levelno == logging.WARNING]
 
 
 @pytest.fixture
@@ -175,7 +127,6 @@ def test_tool_results_assistant_meta_sidechain_and_summary_lines_are_consumed_wi
             {"type": "text", "text": "y"},
         ],
     }
-    image_only = block_prompt()
     size = append(
         transcript,
         tool_result(),
@@ -188,7 +139,6 @@ def test_tool_results_assistant_meta_sidechain_and_summary_lines_are_consumed_wi
         snapshot(),
         {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted"},
         mixed_tool_result,
-        image_only,
         {"type": "user", "message": {"role": "assistant", "content": "role mismatch"}},
         {"type": "user", "message": "not an object"},
     )
@@ -352,7 +302,7 @@ def test_an_empty_or_blank_prompt_is_not_a_human_turn(
     provider: JsonlTranscriptProvider, transcript: Path
 ) -> None:
     start = marker_at_end(transcript)
-    size = append(transcript, prompt(""), prompt(" \n\t "), block_prompt(""), prompt("real"))
+    size = append(transcript, prompt(""), prompt(" \n\t "), block_prompt("", image=False), prompt("real"))
 
     answer = activity(provider, probe(str(transcript), start))
 
@@ -668,4 +618,6 @@ def test_a_custom_transcript_format_classifies_by_its_own_fields(tmp_path: Path)
     assert (answer.human_turns, offset_of(answer)) == (2, size)
     assert answer.occurred_at is None  # the last counted prompt carries no `ts`
     assert other.prompt_text({"kind": "message", "payload": {"role": "user", "parts": "hi"}}) == "hi"
-    assert CLAUDE_CODE.prompt_text(block_prompt("a", "b")) == "a\nb"
+    claude, queued = CLAUDE_CODE.read(block_prompt("a", "b"), ())
+    assert claude is not None
+    assert (claude.words, queued) == ("a b", ())

@@ -1,0 +1,332 @@
+"""Which JSON Lines records of a transcript are human prompts: Claude Code, Codex, or configured.
+
+Shell-side but pure in practice: each format reads one parsed record (and the small queue state a
+link's marker carries) and says whether it is a prompt a person typed. The text rules themselves
+are `sessionwatch.domain.prompt_origin`'s, shared with any other reader of the same tool.
+
+Claude Code (`~/.claude/projects/<project>/<session>.jsonl`) counts a `user` record whose words a
+person typed (plain text, `<bash-input>` shell-mode input, a `<command-name>` slash command, or only
+pasted images), and not: tool results; `isMeta`, `isSidechain` and compact-summary records;
+records Claude Code marks as not from a person (`origin.kind` other than `human`,
+`promptSource: "system"`); and text the tool writes as the user (task notifications, shell output
+echoes, other agents' messages, interrupt markers, local command output).
+
+A prompt typed while the agent is busy is written first as a `queue-operation` `enqueue` record
+and only later, if at all, delivered: as a `user` record after a `dequeue`, as a `queued_command`
+attachment (absorbed into the running turn after a `remove`), inside a tool result, or not at all
+(`remove` when cancelled, `popAll` when pulled back into the input). The enqueue is what is
+counted, always and once. To not count the later copy, the enqueue's fingerprint (a truncated
+SHA-256 of its words, never the text) joins the marker's `queued` list; a `user` record with the
+same words is that prompt's delivery and takes its fingerprint out instead of counting; an
+attachment and a `remove` with content take it out too; `dequeue` and `popAll` leave it, so a
+prompt pulled back and sent again unchanged is not counted twice. The list keeps the newest
+`QUEUE_LIMIT` fingerprints, so the marker stays small and a scan window that holds the enqueue but
+not the delivery (or the other way round) counts the same as one read of both.
+
+Codex (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`) counts `response_item` user messages that
+are not injected context (environment context, AGENTS.md and user instructions, skills, hook
+prompts, interrupt and sub-agent notices, compaction summaries). `event_msg` records are never
+counted: the versions that write a typed prompt as both a `response_item` and an `event_msg
+user_message` would otherwise count it twice, and the newest write only the `response_item`. A
+`<user_shell_command>` (a person's `!command`) counts as shell-mode input, as in Claude Code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from sessionwatch.domain.prompt_origin import (
+    ClassifiedPrompt,
+    classify_claude_code_prompt,
+    classify_codex_message,
+)
+from sessionwatch.domain.upstream import normalize_text
+
+QUEUE_LIMIT = 16
+"""How many fingerprints of queued, not yet delivered prompts a marker keeps (newest last)."""
+
+FINGERPRINT_LENGTH = 16
+"""Hex digits of a queued prompt's fingerprint: 64 bits, never the text itself."""
+
+Queue = tuple[str, ...]
+"""Fingerprints of prompts counted at enqueue whose delivery has not been seen, oldest first."""
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """A record that is a human prompt: its normalized words (for self-echo) and its time."""
+
+    words: str
+    occurred_at: datetime | None
+
+
+class JsonlFormat(Protocol):
+    """A transcript format: which records are human prompts, given the link's queue state."""
+
+    @property
+    def name(self) -> str:
+        """The format's name, for logs and tests."""
+        ...
+
+    def read(self, record: object, queued: Queue) -> tuple[Prompt | None, Queue]:
+        """The prompt this record is (None: not a human prompt) and the queue after it."""
+        ...
+
+
+def fingerprint(words: str) -> str:
+    """The fingerprint a queued prompt is known by in a marker: a truncated SHA-256 of its words."""
+    return hashlib.sha256(words.encode("utf-8", "surrogatepass")).hexdigest()[:FINGERPRINT_LENGTH]
+
+
+def parse_timestamp(stamp: object) -> datetime | None:
+    """An ISO 8601 timestamp as an aware datetime, or None when absent, naive or unparseable."""
+    if not isinstance(stamp, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else None
+
+
+# ------------------------------------------------------------------------------ a configured one
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptFormat:
+    """A configurable format: which JSONL records are human prompts, by field names alone.
+
+    A record is a prompt when it is a JSON object whose `type_field` is `prompt_type`, whose
+    `message_field` object has `role_field` equal to `prompt_role`, whose content is a string or a
+    list of blocks with at least one text block and no `excluded_block_types` block, none of
+    whose `excluded_flags` is `true`, and whose text starts with none of `excluded_prefixes`.
+    """
+
+    name: str
+    type_field: str = "type"
+    prompt_type: str = "user"
+    message_field: str = "message"
+    role_field: str = "role"
+    prompt_role: str = "user"
+    content_field: str = "content"
+    block_type_field: str = "type"
+    text_block_type: str = "text"
+    text_field: str = "text"
+    excluded_block_types: frozenset[str] = frozenset({"tool_result"})
+    excluded_flags: tuple[str, ...] = ()
+    excluded_prefixes: tuple[str, ...] = ()
+    timestamp_field: str = "timestamp"
+
+    def read(self, record: object, queued: Queue) -> tuple[Prompt | None, Queue]:
+        """A prompt when `prompt_text` finds one; this format keeps no queue."""
+        text = self.prompt_text(record)
+        if text is None:
+            return None, queued
+        return Prompt(normalize_text(text), self.occurred_at(record)), queued
+
+    def prompt_text(self, record: object) -> str | None:
+        """The prompt's text (text blocks joined with a newline), or None when not a prompt."""
+        if not isinstance(record, dict) or record.get(self.type_field) != self.prompt_type:
+            return None
+        if any(record.get(flag) is True for flag in self.excluded_flags):
+            return None
+        message = record.get(self.message_field)
+        if not isinstance(message, dict) or message.get(self.role_field) != self.prompt_role:
+            return None
+        text = self._content_text(message.get(self.content_field))
+        if text is None or not text.strip() or text.lstrip().startswith(self.excluded_prefixes):
+            return None
+        return text
+
+    def _content_text(self, content: object) -> str | None:
+        if isinstance(content, str):
+            return content
+        if not isinstance(content, list):
+            return None
+        texts: list[str] = []
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get(self.block_type_field)
+            if kind in self.excluded_block_types:
+                return None
+            text = block.get(self.text_field)
+            if kind == self.text_block_type and isinstance(text, str):
+                texts.append(text)
+        return "\n".join(texts) if texts else None
+
+    def occurred_at(self, record: object) -> datetime | None:
+        """The record's timestamp as an aware datetime, or None when absent or unparseable."""
+        if not isinstance(record, dict):
+            return None
+        return parse_timestamp(record.get(self.timestamp_field))
+
+
+# ------------------------------------------------------------------------------------ Claude Code
+
+_CLAUDE_EXCLUDED_FLAGS = ("isMeta", "isSidechain", "isCompactSummary", "isVisibleInTranscriptOnly")
+"""isMeta: harness-written user records (hook feedback, command caveats, skill bodies);
+isSidechain: a subagent's turns; isCompactSummary / isVisibleInTranscriptOnly: a /compact summary."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Content:
+    """A message's content: its text blocks joined, how many images, whether a tool result."""
+
+    text: str
+    images: int
+    tool_result: bool
+
+
+def _content(content: object) -> _Content | None:
+    """Text, image count (pasted documents too) and tool-result flag of string or block content."""
+    if isinstance(content, str):
+        return _Content(content, 0, tool_result=False)
+    if not isinstance(content, list):
+        return None
+    texts: list[str] = []
+    images = 0
+    tool_result = False
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(text := block.get("text"), str):
+            texts.append(text)
+        elif kind in ("image", "document"):
+            images += 1
+        elif kind == "tool_result":
+            tool_result = True
+    return _Content("\n".join(texts), images, tool_result)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaudeCodeFormat:
+    """Claude Code session transcripts, queued prompts counted once (see the module docstring)."""
+
+    name: str = "claude-code"
+
+    def read(self, record: object, queued: Queue) -> tuple[Prompt | None, Queue]:
+        """A typed prompt, an enqueued prompt, or the queue bookkeeping of the record."""
+        if not isinstance(record, dict):
+            return None, queued
+        match record.get("type"):
+            case "user":
+                return self._user(record, queued)
+            case "queue-operation":
+                return self._queue_operation(record, queued)
+            case "attachment":
+                attachment = record.get("attachment")
+                if isinstance(attachment, dict) and attachment.get("type") == "queued_command":
+                    return None, _delivered(_classify(attachment.get("prompt")), queued)
+                return None, queued
+            case _:
+                return None, queued
+
+    def _user(self, record: Mapping[str, object], queued: Queue) -> tuple[Prompt | None, Queue]:
+        if any(record.get(flag) is True for flag in _CLAUDE_EXCLUDED_FLAGS):
+            return None, queued
+        if not _from_a_person(record):
+            return None, queued
+        message = record.get("message")
+        if not isinstance(message, dict) or message.get("role") != "user":
+            return None, queued
+        content = _content(message.get("content"))
+        if content is None or content.tool_result:
+            return None, queued
+        classified = classify_claude_code_prompt(content.text, images=content.images)
+        if not classified.origin.is_human:
+            return None, queued
+        key = fingerprint(classified.words)
+        if key in queued:  # the delivery of a prompt already counted when it was queued
+            return None, _without(queued, key)
+        return Prompt(classified.words, parse_timestamp(record.get("timestamp"))), queued
+
+    def _queue_operation(self, record: Mapping[str, object], queued: Queue) -> tuple[Prompt | None, Queue]:
+        operation = record.get("operation")
+        if operation == "remove":
+            return None, _delivered(_classify(record.get("content")), queued)
+        if operation != "enqueue":
+            return None, queued  # dequeue and popAll: the prompt may still come back as a user record
+        classified = _classify(record.get("content"))
+        if classified is None or not classified.origin.is_human:
+            return None, queued
+        grown = (*queued, fingerprint(classified.words))[-QUEUE_LIMIT:]
+        return Prompt(classified.words, parse_timestamp(record.get("timestamp"))), grown
+
+
+def _from_a_person(record: Mapping[str, object]) -> bool:
+    """False when Claude Code itself marks the record as not from a person."""
+    origin = record.get("origin")
+    if isinstance(origin, dict) and origin.get("kind") not in (None, "human"):
+        return False
+    return record.get("promptSource") != "system"
+
+
+def _classify(content: object) -> ClassifiedPrompt | None:
+    """The classification of queued content (a string or blocks), or None when it is neither."""
+    parsed = _content(content)
+    if parsed is None or parsed.tool_result:
+        return None
+    return classify_claude_code_prompt(parsed.text, images=parsed.images)
+
+
+def _delivered(classified: ClassifiedPrompt | None, queued: Queue) -> Queue:
+    """The queue once the prompt with these words left it (unchanged when it is not there)."""
+    if classified is None or not classified.origin.is_human:
+        return queued
+    return _without(queued, fingerprint(classified.words))
+
+
+def _without(queued: Queue, key: str) -> Queue:
+    """`queued` without the oldest occurrence of `key`."""
+    if key not in queued:
+        return queued
+    index = queued.index(key)
+    return queued[:index] + queued[index + 1 :]
+
+
+# ------------------------------------------------------------------------------------------ Codex
+
+
+@dataclass(frozen=True, slots=True)
+class CodexFormat:
+    """Codex CLI session rollouts: typed user messages of `response_item` records, once each."""
+
+    name: str = "codex"
+
+    def read(self, record: object, queued: Queue) -> tuple[Prompt | None, Queue]:
+        """A prompt for a user message a person typed; Codex needs no queue state."""
+        if not isinstance(record, dict) or record.get("type") != "response_item":
+            return None, queued
+        payload = record.get("payload")
+        if not isinstance(payload, dict) or payload.get("type") != "message":
+            return None, queued
+        if payload.get("role") != "user":
+            return None, queued
+        blocks = payload.get("content")
+        if not isinstance(blocks, list):
+            return None, queued
+        texts = [
+            text
+            for block in blocks
+            if isinstance(block, dict)
+            and block.get("type") == "input_text"
+            and isinstance(text := block.get("text"), str)
+        ]
+        images = sum(1 for block in blocks if isinstance(block, dict) and block.get("type") == "input_image")
+        classified = classify_codex_message(texts, images=images)
+        if not classified.origin.is_human:
+            return None, queued
+        return Prompt(classified.words, parse_timestamp(record.get("timestamp"))), queued
+
+
+CLAUDE_CODE = ClaudeCodeFormat()
+"""Claude Code session transcripts (`~/.claude/projects/<project>/<session>.jsonl`)."""
+
+CODEX = CodexFormat()
+"""Codex CLI session rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`)."""

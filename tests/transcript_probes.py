@@ -1,0 +1,103 @@
+"""Asking a transcript provider about real files: probes, answers, and reading a file to its end.
+
+Shared by the tests that write Claude Code or Codex transcripts to `tmp_path` and check what the
+provider counts, one tick at a time or over many ticks as the monitor would.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from claude_transcripts import append_bytes
+from pydantic import JsonValue
+
+from sessionwatch.adapters.transcript_provider import JsonlTranscriptProvider
+from sessionwatch.domain.upstream import UpstreamActivity, UpstreamMissing, UpstreamProbe
+
+SESSION = "agent:main:adopted"
+
+
+def probe(
+    path: JsonValue,
+    marker: JsonValue = None,
+    *,
+    session_key: str = SESSION,
+    own: tuple[str, ...] = (),
+) -> UpstreamProbe:
+    return UpstreamProbe(
+        session_key=session_key,
+        agent_id="main",
+        catalog_id="claude-code",
+        host_id="laptop",
+        thread_id="95e6f011",
+        upstream_kind="claude-code-transcript",
+        upstream_ref=path,  # the provider must reject non-paths itself
+        marker=marker,
+        own_recent_user_texts=own,
+    )
+
+
+def ask(provider: JsonlTranscriptProvider, one: UpstreamProbe) -> UpstreamActivity | UpstreamMissing | None:
+    answers = provider.check_upstream_activity([one])
+    assert len(answers) <= 1
+    return answers[0] if answers else None
+
+
+def activity(provider: JsonlTranscriptProvider, one: UpstreamProbe) -> UpstreamActivity:
+    answer = ask(provider, one)
+    assert isinstance(answer, UpstreamActivity), answer
+    assert answer.session_key == one.session_key
+    return answer
+
+
+def offset_of(answer: UpstreamActivity) -> int:
+    marker = answer.next_marker
+    assert isinstance(marker, dict)
+    value = marker["offset"]
+    assert isinstance(value, int)
+    return value
+
+
+def warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.name == "sessionwatch" and r.levelno == logging.WARNING]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What ticks until the end of a file counted, and the marker they left."""
+
+    turns: int
+    marker: JsonValue
+    ticks: int
+
+
+def read_to_end(
+    provider: JsonlTranscriptProvider, path: Path, marker: JsonValue = None, *, own: tuple[str, ...] = ()
+) -> Reading:
+    """Tick as the monitor does until the provider has nothing more to say (bounded by the file)."""
+    turns = ticks = 0
+    for _ in range(path.stat().st_size + 2):  # each answering tick consumes at least one byte
+        answer = ask(provider, probe(str(path), marker, own=own))
+        if answer is None:
+            return Reading(turns, marker, ticks)
+        assert isinstance(answer, UpstreamActivity)
+        turns, marker, ticks = turns + answer.human_turns, answer.next_marker, ticks + 1
+    pytest.fail("the provider kept answering without reaching the end of the file")
+
+
+def read_while_written(
+    provider: JsonlTranscriptProvider, path: Path, data: bytes, cuts: list[int], *, own: tuple[str, ...] = ()
+) -> Reading:
+    """Write `data` in pieces cut at `cuts` (mid-line too), ticking after every piece."""
+    turns = ticks = 0
+    marker: JsonValue = None
+    start = 0
+    for end in [*sorted(set(cuts)), len(data)]:
+        append_bytes(path, data[start:end])
+        start = max(start, end)
+        reading = read_to_end(provider, path, marker, own=own)
+        turns, marker, ticks = turns + reading.turns, reading.marker, ticks + reading.ticks
+    return Reading(turns, marker, ticks)
