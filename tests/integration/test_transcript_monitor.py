@@ -1,5 +1,5 @@
 """The upstream monitor end to end (SPEC §10): a `SessionWatch` on every store, the Claude Code
-transcript provider, and real Claude-Code-shaped JSONL transcripts written to `tmp_path`.
+and Codex transcript providers, and real Claude-Code- or Codex-shaped JSONL written to `tmp_path`.
 
 Each test adopts a session at the end of its transcript (`marker_at_end`), has a watcher watch it,
 appends lines to the file as Claude Code would, and runs `upstream_tick` as the monitor does. After
@@ -21,17 +21,30 @@ from claude_transcripts import (
     append_bytes,
     assistant,
     block_prompt,
+    enqueue,
     line,
     meta,
     prompt,
+    queue_operation,
     sidechain,
     summary,
     tool_result,
+)
+from codex_transcripts import (
+    THREAD_ID,
+    agents_md,
+    assistant_message,
+    developer_message,
+    environment_context,
+    session_meta,
+    user_event,
+    user_message,
 )
 from helpers import FakeClock
 
 import sessionwatch
 from sessionwatch import SessionWatch, SignalKind, Transcripts, notice_text
+from sessionwatch.adapters.transcript_formats import fingerprint
 from sessionwatch.adapters.transcript_provider import SCAN_CAP, JsonlTranscriptProvider, marker_at_end
 
 ADOPTED = "agent:main:adopted"
@@ -453,6 +466,70 @@ def test_self_echo_in_a_burst_is_not_counted_among_its_turns(
     )
     report = tick(adopted, provider, transcripts)
     assert [s.payload for s in report.recorded] == [{"turns": 2}]
+
+
+# ------------------------------------------------------------------------ queued prompts, Codex
+
+
+def test_a_queued_prompt_is_one_signal_across_ticks_and_its_words_never_reach_the_marker(
+    adopted: SessionWatch, provider: JsonlTranscriptProvider, transcript: Path
+) -> None:
+    queued_words = "also bump the version"
+    append(transcript, enqueue(queued_words, "2026-11-30T11:50:00.000Z"))
+    first = tick(adopted, provider)
+    assert [s.payload for s in first.recorded] == [None]
+    link = adopted.upstream_link(ADOPTED)
+    assert link is not None
+    assert isinstance(link.marker, dict)
+    assert link.marker["queued"] == [fingerprint(queued_words)]  # stored and read back by the store
+    assert queued_words not in str(link.marker)
+
+    size = append(transcript, queue_operation("dequeue"), prompt(queued_words, "2026-11-30T11:51:00.000Z"))
+    second = tick(adopted, provider)
+    assert (second.recorded, second.advanced) == ((), 1)
+    link = adopted.upstream_link(ADOPTED)
+    assert link is not None
+    assert link.marker == {"offset": size}
+    assert kinds(adopted) == ["adopted", "human_direct_message"]
+
+
+def test_a_codex_rollout_is_monitored_like_a_claude_code_transcript(
+    watch: SessionWatch, tmp_path: Path
+) -> None:
+    rollout = tmp_path / "sessions" / "2026" / "11" / "30" / f"rollout-2026-11-30T11-50-00-{THREAD_ID}.jsonl"
+    rollout.parent.mkdir(parents=True)
+    append(rollout, session_meta(), developer_message(), agents_md(), environment_context())
+    watch.link_upstream(
+        ADOPTED,
+        catalog_id="codex",
+        host_id="laptop",
+        thread_id=THREAD_ID,
+        upstream_kind="codex-rollout",
+        upstream_ref=str(rollout),
+        marker=marker_at_end(rollout),
+    )
+    watch.upsert_session(WATCHER)
+    assert watch.watch(WATCHER, ADOPTED)
+    codex = {"codex": JsonlTranscriptProvider.codex()}
+
+    append(
+        rollout,
+        user_message("add a retry", "2026-11-30T11:55:00.000Z"),
+        user_event("add a retry", "2026-11-30T11:55:00.001Z"),
+        assistant_message("Added.", "2026-11-30T11:55:30.000Z"),
+        user_message("and a test", "2026-11-30T11:56:00.000Z"),
+    )
+    report = watch.upstream_tick(codex)
+    assert_audit_clean(watch)
+    [signal] = report.recorded
+    assert (signal.summary, signal.payload) == ("human message via codex", {"turns": 2})
+    assert signal.occurred_at == datetime(2026, 11, 30, 11, 56, tzinfo=UTC)
+
+    rollout.unlink()
+    for _ in range(3):
+        watch.upstream_tick(codex)
+    assert kinds(watch) == ["adopted", "human_direct_message", "upstream_missing"]
+    assert_audit_clean(watch)
 
 
 # ---------------------------------------------------------------------------------- active runs
