@@ -171,18 +171,30 @@ def _codex_block_origin(block: str) -> PromptOrigin | None:
 
 
 def _strip_attached_context(text: str, tags: Sequence[str]) -> str:
-    """`text` without whole `<tag>...</tag>` sections of the given tags at its start or its end."""
-    body = text.strip()
-    changed = True
-    while changed:
-        changed = False
-        for tag in tags:
-            opening, closing = f"<{tag}", f"</{tag}>"
-            if body.startswith(opening) and (end := body.find(closing)) >= 0:
-                body, changed = body[end + len(closing) :].lstrip(), True
-            if body.endswith(closing) and (start := body.rfind(opening)) >= 0:
-                body, changed = body[:start].rstrip(), True
-    return body
+    """`text` without whole `<tag>...</tag>` sections of the given tags at its start or its end.
+
+    Linear in the text's length: the leading sections are cut front to back, then the trailing
+    ones back to front, and every search starts where the previous cut ended.
+    """
+    start, end = 0, len(text)
+    while True:
+        while start < end and text[start].isspace():
+            start += 1
+        tag = next((t for t in tags if text.startswith(f"<{t}", start, end)), None)
+        closing = f"</{tag}>"
+        close_at = -1 if tag is None else text.find(closing, start, end)
+        if close_at < 0:
+            break
+        start = close_at + len(closing)
+    while True:
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        tag = next((t for t in tags if text.endswith(f"</{t}>", start, end)), None)
+        open_at = -1 if tag is None else text.rfind(f"<{tag}", start, end)
+        if open_at < 0:
+            break
+        end = open_at
+    return text[start:end]
 
 
 def _inner(text: str, tag: str) -> str:

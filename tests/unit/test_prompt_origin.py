@@ -221,3 +221,12 @@ def test_plain_words_are_always_a_typed_prompt(words: str) -> None:
     expected = P.TYPED if words.split() else P.EMPTY
     assert classify_claude_code_prompt(words).origin is expected
     assert classify_codex_message([words]).origin is expected
+
+
+def test_every_section_of_attached_context_around_the_words_is_removed() -> None:
+    text = (
+        "<system-reminder>a</system-reminder>\n" * 500 + "ship it" + "<ide_selection>b</ide_selection>" * 500
+    )
+
+    assert classify_claude_code_prompt(text) == ClassifiedPrompt(P.TYPED, "ship it")
+    assert classify_claude_code_prompt("<system-reminder>unclosed " + text).origin is P.TYPED
