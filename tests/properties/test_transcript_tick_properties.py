@@ -42,13 +42,14 @@ claude_records: st.SearchStrategy[Record] = st.one_of(
     st.just(cc.tool_result()),
 )
 
+ABSORBED = cc.queue_operation("remove", reason="absorbed_mid_turn")
 queued_episodes: st.SearchStrategy[list[Record]] = WORDS.flatmap(
     lambda words: st.sampled_from(
         [
             [cc.enqueue(words), cc.assistant("busy"), cc.queue_operation("dequeue"), cc.prompt(words)],
-            [cc.enqueue(words), cc.queue_operation("remove", reason="absorbed_mid_turn"), cc.queued_command(words)],
+            [cc.enqueue(words), ABSORBED, cc.queued_command(words)],
             [cc.enqueue(words), cc.tool_result(), cc.queue_operation("remove", content=words)],
-            [cc.enqueue(words), cc.queue_operation("popAll", content=words), cc.interrupt(), cc.prompt(words)],
+            [cc.enqueue(words), cc.queue_operation("popAll"), cc.interrupt(), cc.prompt(words)],
         ]
     )
 )
