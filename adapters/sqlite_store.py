@@ -19,13 +19,8 @@ from typing import Any, Literal, TypeAlias
 from urllib.parse import quote
 from uuid import UUID
 
-from eventsourcing.persistence import ConnectionPoolClosedError, Notification, PersistenceError
-from eventsourcing.sqlite import (
-    SQLiteApplicationRecorder,
-    SQLiteConnection,
-    SQLiteConnectionPool,
-    SQLiteDatastore,
-)
+from eventsourcing.persistence import ConnectionPoolClosedError, PersistenceError
+from eventsourcing.sqlite import SQLiteConnection, SQLiteConnectionPool, SQLiteDatastore
 
 from sessionwatch.adapters import sql_rows, sql_write
 from sessionwatch.adapters import sqlite_schema as sql
@@ -33,6 +28,7 @@ from sessionwatch.adapters.mapper import (
     encode,
 )
 from sessionwatch.adapters.sql_write import ArchiveRow, SetBasedWrite, WriteCache
+from sessionwatch.adapters.sqlite_recorder import SqliteEventRecorder
 from sessionwatch.adapters.store import StoredHistory, StoreError
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
@@ -149,54 +145,6 @@ class _Datastore(SQLiteDatastore):
         super().__init__(db_name, lock_timeout=lock_timeout)
         self.pool.close()
         self.pool = _Pool(synchronous=synchronous, db_name=db_name, lock_timeout=lock_timeout)
-
-
-class SqliteEventRecorder(SQLiteApplicationRecorder):
-    """eventsourcing's application recorder over a table whose notification ids are never reused."""
-
-    def construct_create_table_statements(self) -> list[str]:
-        """The whole schema: events, counter and read-model tables, created together."""
-        return list(sql.SCHEMA)
-
-    def select_notifications(
-        self,
-        start: int | None,
-        limit: int,
-        stop: int | None = None,
-        topics: Sequence[str] = (),
-        *,
-        inclusive_of_start: bool = True,
-    ) -> Sequence[Notification]:
-        """Notifications by `notification_id` (the declared AUTOINCREMENT column)."""
-        clauses: list[str] = []
-        params: list[object] = []
-        if start is not None:
-            clauses.append("notification_id >= ?" if inclusive_of_start else "notification_id > ?")
-            params.append(start)
-        if stop is not None:
-            clauses.append("notification_id <= ?")
-            params.append(stop)
-        if topics:
-            clauses.append(f"topic IN ({','.join('?' * len(topics))})")
-            params.extend(topics)
-        where = f"WHERE {' AND '.join(clauses)} " if clauses else ""
-        statement = (
-            "SELECT notification_id, originator_id, originator_version, topic, state "
-            f"FROM {sql.EVENTS_TABLE} {where}ORDER BY notification_id LIMIT ?"
-        )
-        params.append(limit)
-        with self.datastore.transaction(commit=False) as c:
-            c.execute(statement, params)
-            return [
-                Notification(
-                    id=row[0],
-                    originator_id=self.convert_originator_id(row[1]),
-                    originator_version=row[2],
-                    topic=row[3],
-                    state=row[4],
-                )
-                for row in c.fetchall()
-            ]
 
 
 def _cursors_of(c: sqlite3.Cursor, watcher: str, *, pending_only: bool) -> list[CursorState]:
