@@ -134,10 +134,29 @@ class _Pool(SQLiteConnectionPool):
         return _PooledConnection(raw, self.max_age, writable=os.access(self.db_name, os.W_OK))
 
     def put_connection(self, conn: SQLiteConnection) -> None:
-        """Take a connection back; one opened read-only is closed, so no later write ever gets it."""
-        if isinstance(conn, _PooledConnection) and not conn.writable:
-            conn.close()
-        super().put_connection(conn)
+        """Take a connection back; one opened read-only is closed, so no later write ever gets it.
+
+        One given back after `close` is closed here, by the thread that used it.
+        """
+        with self._put_condition:  # reentrant: eventsourcing's takes it again
+            if self._closed:
+                self._in_use.pop(id(conn), None)
+                conn.close()
+                return
+            if isinstance(conn, _PooledConnection) and not conn.writable:
+                conn.close()
+            super().put_connection(conn)
+
+    def close(self) -> None:
+        """Close the idle connections now, and each one in use when it is given back.
+
+        eventsourcing 9.5 also closes the connections in use, from the closing thread; a SQLite
+        connection closed while another thread runs a statement on it can crash the interpreter.
+        """
+        with self._put_condition:
+            self._closed = True
+            while self._pool:
+                self._pool.popleft().close()
 
 
 class _Datastore(SQLiteDatastore):
