@@ -173,9 +173,7 @@ class _Skipped:
     self_watch: list[str] = field(default_factory=list)
 
 
-def _cursors(
-    reference: _Reference, heads_by_key: dict[str, list[str]]
-) -> tuple[list[CursorState], _Skipped]:
+def _cursors(reference: _Reference, heads_by_key: dict[str, list[str]]) -> tuple[list[CursorState], _Skipped]:
     """Cursors with their targets' agent ids resolved; those sessionwatch cannot hold, skipped."""
     cursors: list[CursorState] = []
     skipped = _Skipped()
