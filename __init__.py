@@ -5,14 +5,18 @@
 
 from __future__ import annotations
 
-from sessionwatch.adapters.clock import SystemClock
-from sessionwatch.adapters.store import StoreError
-from sessionwatch.adapters.tools import SessionTools
-from sessionwatch.adapters.transcript_provider import JsonlTranscriptProvider, TranscriptFormat, marker_at_end
-from sessionwatch.adapters.upstream import MonitorHandle
-from sessionwatch.adapters.urls import InvalidStoreUrl
-from sessionwatch.adapters.watch import SessionWatch, SignalInput
-from sessionwatch.adapters.watch import open_watch as open  # noqa: A004 - the SPEC names it open()
+from sessionwatch.adapters.app.clock import SystemClock
+from sessionwatch.adapters.entry.watch import SessionWatch, SignalInput
+from sessionwatch.adapters.entry.watch import open_watch as open  # noqa: A004 - the SPEC names it open()
+from sessionwatch.adapters.stores.port import StoreError
+from sessionwatch.adapters.stores.urls import InvalidStoreUrl
+from sessionwatch.adapters.tools.session_tools import SessionTools
+from sessionwatch.adapters.upstream.monitor import MonitorHandle
+from sessionwatch.adapters.upstream.transcripts import (
+    JsonlTranscriptProvider,
+    TranscriptFormat,
+    marker_at_end,
+)
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSession
 from sessionwatch.domain.ports import Clock, Transcripts, UpstreamProvider, Waker
 from sessionwatch.domain.registry import Route, SessionMeta

@@ -25,8 +25,8 @@ except ImportError as exc:  # the extra is optional: say how to get it
     ) from exc
 
 import sessionwatch
-from sessionwatch.adapters.memory_store import MemorySignalStore
-from sessionwatch.adapters.watch import SessionWatch, SignalInput
+from sessionwatch.adapters.entry.watch import SessionWatch, SignalInput
+from sessionwatch.adapters.stores.memory import MemorySignalStore
 from sessionwatch.domain.errors import InvalidSignal, UnknownSession
 from sessionwatch.domain.ports import Clock, Waker
 from sessionwatch.domain.signals import Actor, SignalKind

@@ -54,11 +54,11 @@ from bench.harness import (
 from bench.peer import PeerStore
 from bench.threads import THREADS, Worker, block_seconds, peer_record, target_key, threads_block
 from sessionwatch import Actor, SessionWatch, Signal, SignalInput, SignalKind
-from sessionwatch.adapters import sql_rows
-from sessionwatch.adapters import sqlite_schema as sql
-from sessionwatch.adapters.group_commit import GroupCommit
-from sessionwatch.adapters.mapper import encode, session_stream_id
-from sessionwatch.adapters.store import SignalStore
+from sessionwatch.adapters.app.group_commit import GroupCommit
+from sessionwatch.adapters.stores.mapper import encode, session_stream_id
+from sessionwatch.adapters.stores.port import SignalStore
+from sessionwatch.adapters.stores.sql import rows as sql_rows
+from sessionwatch.adapters.stores.sql import sqlite_schema as sql
 from sessionwatch.domain import session
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.recording import check_signal

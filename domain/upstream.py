@@ -9,7 +9,7 @@ never collides with an earlier one (ADR-0010).
 The monitor asks a provider about each watched link once per tick; `judge` turns one answer into
 what the shell does: record activity and advance the marker, advance the marker only, count a miss,
 record `upstream_missing` and unlink, or defer. Provider I/O, transactions and clocks are the
-shell's (`adapters/upstream.py`).
+shell's (`adapters/upstream/monitor.py`).
 """
 
 from __future__ import annotations

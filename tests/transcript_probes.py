@@ -14,7 +14,7 @@ import pytest
 from claude_transcripts import append_bytes
 from pydantic import JsonValue
 
-from sessionwatch.adapters.transcript_provider import JsonlTranscriptProvider
+from sessionwatch.adapters.upstream.transcripts import JsonlTranscriptProvider
 from sessionwatch.domain.upstream import UpstreamActivity, UpstreamMissing, UpstreamProbe
 
 SESSION = "agent:main:adopted"

@@ -264,7 +264,7 @@ FAKE_PROJECTION = Module("projections", REPO / "projections" / "fake.py", f"{PAC
     ("module", "source"),
     [
         (FAKE_DOMAIN, "from sessionwatch.projections.models import Signal"),
-        (FAKE_DOMAIN, "import sessionwatch.adapters.watch"),
+        (FAKE_DOMAIN, "import sessionwatch.adapters.entry.watch"),
         (FAKE_DOMAIN, "from ..adapters import watch"),
         (FAKE_DOMAIN, "from .. import adapters"),
         (FAKE_DOMAIN, "from sessionwatch import adapters"),
@@ -283,7 +283,7 @@ FAKE_PROJECTION = Module("projections", REPO / "projections" / "fake.py", f"{PAC
         (FAKE_DOMAIN, "from datetime import date as d\nx = d.today()"),
         (FAKE_DOMAIN, "x = __import__('sqlite3')"),
         (FAKE_DOMAIN, "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import sqlite3"),
-        (FAKE_PROJECTION, "from sessionwatch.adapters.store import SignalStore"),
+        (FAKE_PROJECTION, "from sessionwatch.adapters.stores.port import SignalStore"),
         (FAKE_PROJECTION, "from ..adapters.store import SignalStore"),
         (FAKE_PROJECTION, "import orjson"),
         (FAKE_PROJECTION, "import sqlite3"),

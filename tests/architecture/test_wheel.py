@@ -113,9 +113,9 @@ def test_the_wheel_imports_its_layers_from_itself(wheel: zipfile.ZipFile, tmp_pa
     wheel.extractall(unpacked)
     probe = (
         "import sessionwatch, sessionwatch.domain.session, sessionwatch.projections.read_model,"
-        " sessionwatch.adapters.watch\n"
+        " sessionwatch.adapters.entry.watch\n"
         "for m in (sessionwatch, sessionwatch.domain.session, sessionwatch.projections.read_model,"
-        " sessionwatch.adapters.watch):\n"
+        " sessionwatch.adapters.entry.watch):\n"
         "    print(m.__file__)\n"
         "print(callable(sessionwatch.open))\n"
     )

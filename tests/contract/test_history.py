@@ -21,14 +21,14 @@ from stores import STORES, fresh_store_url
 
 import sessionwatch
 from sessionwatch import Actor, InvalidSignal, Retention, SessionWatch, Signal, SignalKind, UnknownSession
-from sessionwatch.adapters.history import (
+from sessionwatch.adapters.history.jsonl import (
     HistoryError,
     ImportReport,
     export_history,
     history_lines,
     import_history,
 )
-from sessionwatch.adapters.store import SignalStore, StoreNotEmptyError
+from sessionwatch.adapters.stores.port import SignalStore, StoreNotEmptyError
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.projections.read_model import ReadModel, fold
 

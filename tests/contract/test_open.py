@@ -8,8 +8,8 @@ import pytest
 
 import sessionwatch
 from sessionwatch import Actor, InvalidStoreUrl, SessionWatch
-from sessionwatch.adapters.memory_store import MemorySignalStore
-from sessionwatch.adapters.sqlite_store import SqliteSignalStore
+from sessionwatch.adapters.stores.memory import MemorySignalStore
+from sessionwatch.adapters.stores.sqlite import SqliteSignalStore
 
 # PRAGMA synchronous reports NORMAL as 1 and FULL as 2.
 NORMAL, FULL = 1, 2

@@ -20,8 +20,8 @@ from stores import FILE_STORES
 
 import sessionwatch
 from sessionwatch import Actor, SessionWatch
-from sessionwatch.adapters.cli import main
-from sessionwatch.adapters.openclaw import OpenclawImportError, import_openclaw
+from sessionwatch.adapters.entry.cli import main
+from sessionwatch.adapters.history.openclaw import OpenclawImportError, import_openclaw
 from sessionwatch.domain.keys import SessionIdentity
 
 MANAGER = "agent:main:main"

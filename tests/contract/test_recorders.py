@@ -28,12 +28,12 @@ from stores import PG_URL, STORES, admin, fresh_store_url, needs_postgres, postg
 
 import sessionwatch
 from sessionwatch import Actor
-from sessionwatch.adapters import postgres_schema
-from sessionwatch.adapters.memory_store import MemoryEventRecorder, MemorySignalStore
-from sessionwatch.adapters.postgres_store import PostgresSignalStore
-from sessionwatch.adapters.sqlite_recorder import SqliteEventRecorder
-from sessionwatch.adapters.sqlite_store import SqliteSignalStore
-from sessionwatch.adapters.urls import parse_url
+from sessionwatch.adapters.stores.memory import MemoryEventRecorder, MemorySignalStore
+from sessionwatch.adapters.stores.postgres import PostgresSignalStore
+from sessionwatch.adapters.stores.sql import postgres_schema
+from sessionwatch.adapters.stores.sqlite import SqliteSignalStore
+from sessionwatch.adapters.stores.sqlite_recorder import SqliteEventRecorder
+from sessionwatch.adapters.stores.urls import parse_url
 
 
 class _AsAggregateRecorder(AggregateRecorder):

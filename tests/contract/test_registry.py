@@ -19,8 +19,8 @@ from stores import admin, fresh_store_url
 
 import sessionwatch
 from sessionwatch import InvalidSignal, RegistryEntry, Route, SessionWatch, StoreError
-from sessionwatch.adapters import sqlite_schema
-from sessionwatch.adapters.history import export_history, import_history
+from sessionwatch.adapters.history.jsonl import export_history, import_history
+from sessionwatch.adapters.stores.sql import sqlite_schema
 from sessionwatch.domain.session import SessionMetaUpdated
 
 KEY = "agent:main:worker"

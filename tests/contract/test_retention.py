@@ -32,7 +32,7 @@ from sessionwatch import (
     StateChanges,
     UnknownSession,
 )
-from sessionwatch.adapters.archive import read_archive
+from sessionwatch.adapters.stores.archive import read_archive
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.signals import to_epoch_ms
 from sessionwatch.projections.read_model import ReadModel

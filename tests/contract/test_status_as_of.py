@@ -18,7 +18,7 @@ from stores import FILE_STORES
 
 import sessionwatch
 from sessionwatch import Actor, InvalidQuery, SessionWatch, UnknownSession
-from sessionwatch.adapters.cli import main
+from sessionwatch.adapters.entry.cli import main
 
 WORKER = "agent:main:worker"
 OTHER = "agent:main:other"

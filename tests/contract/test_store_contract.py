@@ -27,7 +27,7 @@ from sessionwatch import (
     UnknownSession,
     classify_actor,
 )
-from sessionwatch.adapters.memory_store import MemorySignalStore
+from sessionwatch.adapters.stores.memory import MemorySignalStore
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.signals import to_epoch_ms
 

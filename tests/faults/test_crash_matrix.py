@@ -36,7 +36,7 @@ from crashing import OPERATIONS, State, Where
 
 import sessionwatch
 from sessionwatch import Actor
-from sessionwatch.adapters.archive import archived_signals
+from sessionwatch.adapters.stores.archive import archived_signals
 from sessionwatch.testing import FakeClock
 
 pytestmark = pytest.mark.slow

@@ -42,8 +42,8 @@ from stores import PG_URL, admin, needs_postgres, postgres_url, with_query
 
 import sessionwatch
 from sessionwatch import Actor, SessionWatch, Signal, SignalInput, StoreError
-from sessionwatch.adapters.sqlite_store import SqliteSignalStore
-from sessionwatch.adapters.urls import parse_url
+from sessionwatch.adapters.stores.sqlite import SqliteSignalStore
+from sessionwatch.adapters.stores.urls import parse_url
 
 MANAGER = "agent:main:main"
 WORKER = "agent:main:subagent:worker"

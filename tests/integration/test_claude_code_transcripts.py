@@ -38,8 +38,8 @@ from claude_transcripts import (
 from pydantic import JsonValue
 from transcript_probes import activity, ask, probe, read_to_end, warnings
 
-from sessionwatch.adapters.transcript_formats import QUEUE_LIMIT, fingerprint
-from sessionwatch.adapters.transcript_provider import JsonlTranscriptProvider, marker_at_end
+from sessionwatch.adapters.upstream.transcript_formats import QUEUE_LIMIT, fingerprint
+from sessionwatch.adapters.upstream.transcripts import JsonlTranscriptProvider, marker_at_end
 from sessionwatch.domain.upstream import UpstreamActivity
 
 Records = list[dict[str, object]]
@@ -99,7 +99,7 @@ def test_shell_output_echoes_are_not_human_turns_but_the_shell_input_is_one(
         tmp_path / "t.jsonl",
         command_caveat(),
         bash_input("git status --short"),
-        bash_output(" M adapters/watch.py\n"),
+        bash_output(" M adapters/entry/watch.py\n"),
         bash_output("", "fatal: not a git repository"),
     )
     assert turns == 1

@@ -13,7 +13,7 @@ import pytest
 
 import sessionwatch
 from sessionwatch import Actor, SessionWatch, notice_text
-from sessionwatch.adapters.cli import main
+from sessionwatch.adapters.entry.cli import main
 from sessionwatch.projections.read_model import ReadModel
 
 CHILD = "agent:main:subagent:child"

@@ -37,7 +37,7 @@ from codex_transcripts import (
 )
 from transcript_probes import activity, probe
 
-from sessionwatch.adapters.transcript_provider import CODEX, JsonlTranscriptProvider
+from sessionwatch.adapters.upstream.transcripts import CODEX, JsonlTranscriptProvider
 
 
 @pytest.fixture
@@ -132,7 +132,7 @@ def test_replies_reasoning_tool_calls_and_token_counts_are_not_human_turns(
         tmp_path / "r.jsonl",
         reasoning(),
         function_call("rg TODO"),
-        function_call_output("adapters/watch.py:12: TODO"),
+        function_call_output("adapters/entry/watch.py:12: TODO"),
         assistant_message("One TODO left."),
         agent_event("One TODO left."),
         token_count(),

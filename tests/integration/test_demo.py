@@ -14,7 +14,7 @@ import pytest
 
 import sessionwatch
 from sessionwatch import notice_text
-from sessionwatch.adapters.cli import main
+from sessionwatch.adapters.entry.cli import main
 
 SCRIPT = Path(sys.executable).parent / "sessionwatch"
 CLOSING_LINE = "read models rebuilt from the event store: identical"

@@ -10,7 +10,7 @@ from helpers import FakeClock
 
 import sessionwatch
 from sessionwatch import Actor
-from sessionwatch.adapters.cli import main
+from sessionwatch.adapters.entry.cli import main
 
 WORKER = "agent:main:worker"
 MANAGER = "agent:main:main"

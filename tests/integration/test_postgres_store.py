@@ -26,8 +26,8 @@ from stores import PG_URL, admin, needs_postgres, postgres_url, with_query
 
 import sessionwatch
 from sessionwatch import Actor, InvalidStoreUrl, SessionWatch, Signal, StoreError
-from sessionwatch.adapters.postgres_store import PostgresSignalStore
-from sessionwatch.adapters.urls import DEFAULT_SCHEMA, parse_url
+from sessionwatch.adapters.stores.postgres import PostgresSignalStore
+from sessionwatch.adapters.stores.urls import DEFAULT_SCHEMA, parse_url
 
 WORKER = "agent:main:worker"
 WATCHER = "agent:main:coordinator"

@@ -21,8 +21,8 @@ from helpers import FakeClock
 
 import sessionwatch
 from sessionwatch import Actor, Retention, SessionWatch
-from sessionwatch.adapters.archive import read_archive
-from sessionwatch.adapters.cli import main
+from sessionwatch.adapters.entry.cli import main
+from sessionwatch.adapters.stores.archive import read_archive
 from sessionwatch.projections.read_model import ReadModel
 
 CHILD = "agent:main:subagent:child"

@@ -18,7 +18,7 @@ from hypothesis import settings
 
 import sessionwatch
 from sessionwatch import Actor, Clock, SessionWatch, SignalKind, Waker
-from sessionwatch.adapters.memory_store import MemorySignalStore
+from sessionwatch.adapters.stores.memory import MemorySignalStore
 from sessionwatch.testing import SessionWatchMachine
 
 README = Path(__file__).resolve().parents[2] / "README.md"

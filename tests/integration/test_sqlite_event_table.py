@@ -13,7 +13,7 @@ from helpers import FakeClock
 
 import sessionwatch
 from sessionwatch import Actor
-from sessionwatch.adapters.sqlite_store import SqliteSignalStore
+from sessionwatch.adapters.stores.sqlite import SqliteSignalStore
 
 
 def _record(watch: sessionwatch.SessionWatch, key: str) -> int:

@@ -18,7 +18,7 @@ from helpers import FakeClock
 
 import sessionwatch
 from sessionwatch import Actor, SessionWatch, StoreError
-from sessionwatch.adapters.sqlite_store import SqliteSignalStore
+from sessionwatch.adapters.stores.sqlite import SqliteSignalStore
 
 TARGET = "agent:main:subagent:child"
 WATCHER = "agent:main:main"

@@ -18,7 +18,7 @@ import pytest
 from claude_transcripts import append, append_bytes, line
 from transcript_probes import SESSION, activity, ask, offset_of, probe, read_while_written, warnings
 
-from sessionwatch.adapters.transcript_provider import SCAN_CAP, JsonlTranscriptProvider, marker_at_end
+from sessionwatch.adapters.upstream.transcripts import SCAN_CAP, JsonlTranscriptProvider, marker_at_end
 from sessionwatch.domain.upstream import UpstreamMissing
 
 Record = dict[str, object]

@@ -44,8 +44,8 @@ from helpers import FakeClock
 
 import sessionwatch
 from sessionwatch import SessionWatch, SignalKind, Transcripts, notice_text
-from sessionwatch.adapters.transcript_formats import fingerprint
-from sessionwatch.adapters.transcript_provider import SCAN_CAP, JsonlTranscriptProvider, marker_at_end
+from sessionwatch.adapters.upstream.transcript_formats import fingerprint
+from sessionwatch.adapters.upstream.transcripts import SCAN_CAP, JsonlTranscriptProvider, marker_at_end
 
 ADOPTED = "agent:main:adopted"
 WATCHER = "agent:main:main"

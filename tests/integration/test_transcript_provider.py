@@ -29,7 +29,7 @@ from claude_transcripts import (
 from pydantic import JsonValue
 from transcript_probes import SESSION, activity, ask, offset_of, probe, warnings
 
-from sessionwatch.adapters.transcript_provider import (
+from sessionwatch.adapters.upstream.transcripts import (
     CLAUDE_CODE,
     SCAN_CAP,
     JsonlTranscriptProvider,

@@ -19,7 +19,7 @@ import pytest
 from claude_transcripts import line
 from transcript_probes import read_while_written
 
-from sessionwatch.adapters.transcript_provider import JsonlTranscriptProvider
+from sessionwatch.adapters.upstream.transcripts import JsonlTranscriptProvider
 
 Record = dict[str, object]
 
@@ -117,7 +117,7 @@ CLAUDE_CODE = [
             cc.slash_command("model", "opus", _t(0)),
             cc.command_output("Set model to opus (claude-opus-4-5)", _t(1)),
             cc.bash_input("git status --short", _t(10)),
-            cc.bash_output(" M adapters/watch.py", timestamp=_t(11)),
+            cc.bash_output(" M adapters/entry/watch.py", timestamp=_t(11)),
             cc.slash_command("review-pr", "1234", _t(30), message_first=True),
             cc.meta("Review pull request 1234: read the diff, run the tests, report.", _t(30)),
             cc.assistant("Reading the diff", _t(35)),

@@ -37,8 +37,8 @@ from strategies import (
 
 import sessionwatch
 from sessionwatch import Actor, InvalidSignal, Retention, SessionWatch, SignalInput, UnknownSession
-from sessionwatch.adapters.history import export_history, import_history
-from sessionwatch.adapters.store import SignalStore
+from sessionwatch.adapters.history.jsonl import export_history, import_history
+from sessionwatch.adapters.stores.port import SignalStore
 from sessionwatch.projections.read_model import fold
 
 _TMPFS = Path("/dev/shm")  # noqa: S108 - only a parent: TemporaryDirectory makes a private 0700 dir in it

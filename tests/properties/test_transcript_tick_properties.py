@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from transcript_probes import read_while_written
 
-from sessionwatch.adapters.transcript_provider import JsonlTranscriptProvider
+from sessionwatch.adapters.upstream.transcripts import JsonlTranscriptProvider
 
 Record = dict[str, object]
 WORDS = st.sampled_from(["continue", "fix the build", "and the tests", "/review-pr 12"])

@@ -18,7 +18,7 @@ from helpers import FakeClock
 
 import sessionwatch
 from sessionwatch import Actor, Retention, SessionWatch
-from sessionwatch.adapters.cli import main
+from sessionwatch.adapters.entry.cli import main
 
 CHILD = "agent:main:subagent:child"
 MANAGER = "agent:main:main"

@@ -38,8 +38,8 @@ from sessionwatch import (
     UpstreamProbe,
     UpstreamProvider,
 )
-from sessionwatch.adapters.cli import main
-from sessionwatch.adapters.memory_store import MemorySignalStore
+from sessionwatch.adapters.entry.cli import main
+from sessionwatch.adapters.stores.memory import MemorySignalStore
 
 MANAGER = "agent:main:main"
 CHILD = "agent:main:subagent:child"

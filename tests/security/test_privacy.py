@@ -24,8 +24,8 @@ from stores import FILE_STORES, admin, postgres_url
 
 import sessionwatch
 from sessionwatch import Actor, InvalidSignal, Retention, SessionWatch, SignalKind
-from sessionwatch.adapters.history import export_history
-from sessionwatch.adapters.transcript_provider import JsonlTranscriptProvider, marker_at_end
+from sessionwatch.adapters.history.jsonl import export_history
+from sessionwatch.adapters.upstream.transcripts import JsonlTranscriptProvider, marker_at_end
 from sessionwatch.domain.signals import PAYLOAD_KEYS
 
 MANAGER = "agent:main:main"

@@ -32,7 +32,7 @@ from sessionwatch import (
     UnknownSession,
     notice_text,
 )
-from sessionwatch.adapters.cli import main
+from sessionwatch.adapters.entry.cli import main
 
 INJECTIONS = (
     "'; DROP TABLE sw_signals; --",

@@ -14,8 +14,8 @@ from typing import Any, cast
 
 import pytest
 
-from sessionwatch.adapters.group_commit import GroupCommit
-from sessionwatch.adapters.store import SignalStore, WriteTransaction
+from sessionwatch.adapters.app.group_commit import GroupCommit
+from sessionwatch.adapters.stores.port import SignalStore, WriteTransaction
 
 WAIT_S = 10
 
@@ -182,7 +182,7 @@ def test_a_leader_runs_the_batches_that_keep_queuing_up_to_its_bound(
 
 def test_a_lone_writer_never_yields(monkeypatch: pytest.MonkeyPatch) -> None:
     yields: list[float] = []
-    monkeypatch.setattr("sessionwatch.adapters.group_commit.time.sleep", yields.append)
+    monkeypatch.setattr("sessionwatch.adapters.app.group_commit.time.sleep", yields.append)
     store = FakeStore()
     writes = group(store)
     for name in ("a", "b", "c"):
@@ -196,7 +196,7 @@ def test_a_leader_yields_until_as_many_writers_as_last_time_have_queued(
 ) -> None:
     writes = group(FakeStore())
     yields: list[float] = []
-    monkeypatch.setattr("sessionwatch.adapters.group_commit.time.sleep", yields.append)
+    monkeypatch.setattr("sessionwatch.adapters.app.group_commit.time.sleep", yields.append)
     writes._last = 3
     writes._queue = [object(), object(), object()]  # type: ignore[list-item] # only counted
     writes._gather()

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sessionwatch.adapters.mapper import (
+from sessionwatch.adapters.stores.mapper import (
     EVENT_TYPES,
     UnknownStoredEvent,
     decode,

@@ -13,8 +13,9 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Final
 
-from sessionwatch.adapters import tools_send, tools_spawn
-from sessionwatch.adapters.tools_core import (
+from sessionwatch.adapters.tools import send as tools_send
+from sessionwatch.adapters.tools import spawn as tools_spawn
+from sessionwatch.adapters.tools.core import (
     Caller,
     Params,
     Refusal,

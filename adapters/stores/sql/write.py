@@ -15,16 +15,16 @@ from types import ModuleType
 from typing import Any, cast
 from uuid import UUID
 
-from sessionwatch.adapters import sql_rows
-from sessionwatch.adapters.archive import JsonlArchive
-from sessionwatch.adapters.mapper import (
+from sessionwatch.adapters.stores.archive import JsonlArchive
+from sessionwatch.adapters.stores.mapper import (
     STORE_STREAM_ID,
     cursor_stream_id,
     encode,
     link_stream_id,
     session_stream_id,
 )
-from sessionwatch.adapters.store import PruneCounts, StoreError, StoreNotEmptyError, SweepCounts
+from sessionwatch.adapters.stores.port import PruneCounts, StoreError, StoreNotEmptyError, SweepCounts
+from sessionwatch.adapters.stores.sql import rows as sql_rows
 from sessionwatch.domain import session, upstream, watch_cursor
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity, agent_id_of

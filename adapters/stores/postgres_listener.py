@@ -23,8 +23,8 @@ import orjson
 import psycopg
 from psycopg.rows import TupleRow
 
-from sessionwatch.adapters import postgres_schema as sql
-from sessionwatch.adapters.store import StoreError
+from sessionwatch.adapters.stores.port import StoreError
+from sessionwatch.adapters.stores.sql import postgres_schema as sql
 from sessionwatch.domain.keys import is_subagent_key
 
 logger = logging.getLogger("sessionwatch")

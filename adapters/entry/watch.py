@@ -24,14 +24,15 @@ from typing import Final, Literal, Self, get_args
 import orjson
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
-from sessionwatch.adapters.archive import JsonlArchive, archived_signals
-from sessionwatch.adapters.clock import SystemClock
-from sessionwatch.adapters.group_commit import GroupCommit
-from sessionwatch.adapters.memory_store import MemorySignalStore
-from sessionwatch.adapters.runs import RunLedger
-from sessionwatch.adapters.sqlite_store import SqliteSignalStore
-from sessionwatch.adapters.store import CrossProcessWakes, SignalStore, StoreError, WriteTransaction
-from sessionwatch.adapters.upstream import (
+from sessionwatch.adapters.app.clock import SystemClock
+from sessionwatch.adapters.app.group_commit import GroupCommit
+from sessionwatch.adapters.app.runs import RunLedger
+from sessionwatch.adapters.stores.archive import JsonlArchive, archived_signals
+from sessionwatch.adapters.stores.memory import MemorySignalStore
+from sessionwatch.adapters.stores.port import CrossProcessWakes, SignalStore, StoreError, WriteTransaction
+from sessionwatch.adapters.stores.sqlite import SqliteSignalStore
+from sessionwatch.adapters.stores.urls import parse_url
+from sessionwatch.adapters.upstream.monitor import (
     ActiveRuns,
     MissingStreaks,
     MonitorHandle,
@@ -39,7 +40,6 @@ from sessionwatch.adapters.upstream import (
     Publication,
     UpstreamPass,
 )
-from sessionwatch.adapters.urls import parse_url
 from sessionwatch.domain import session, upstream, watch_cursor
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSession
 from sessionwatch.domain.keys import SessionIdentity, check_key, is_subagent_key, resolve_identity
@@ -1342,7 +1342,7 @@ def open_store(
         if synchronous is not None:
             raise ValueError("synchronous: a SQLite setting; PostgreSQL durability is the server's")
         try:  # the optional `sessionwatch[postgres]` extra: imported only when asked for
-            from sessionwatch.adapters.postgres_store import PostgresSignalStore  # noqa: PLC0415
+            from sessionwatch.adapters.stores.postgres import PostgresSignalStore  # noqa: PLC0415
         except ImportError as exc:
             raise StoreError(
                 f"PostgreSQL stores need psycopg: pip install 'sessionwatch[postgres]' ({exc})"

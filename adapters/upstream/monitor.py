@@ -35,7 +35,7 @@ from sessionwatch.domain.upstream import (
 from sessionwatch.projections.models import Signal, TickReport
 
 if TYPE_CHECKING:
-    from sessionwatch.adapters.watch import SessionWatch
+    from sessionwatch.adapters.entry.watch import SessionWatch
 
 logger = logging.getLogger("sessionwatch")
 

@@ -32,7 +32,7 @@ from uuid import UUID
 import orjson
 from pydantic import ValidationError
 
-from sessionwatch.adapters.mapper import (
+from sessionwatch.adapters.stores.mapper import (
     STORE_STREAM_ID,
     UnknownStoredEvent,
     cursor_stream_id,
@@ -40,7 +40,7 @@ from sessionwatch.adapters.mapper import (
     link_stream_id,
     session_stream_id,
 )
-from sessionwatch.adapters.store import SignalStore, StoreNotEmptyError
+from sessionwatch.adapters.stores.port import SignalStore, StoreNotEmptyError
 from sessionwatch.domain.errors import InvalidSignal
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity

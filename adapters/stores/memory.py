@@ -17,8 +17,8 @@ from uuid import UUID
 from eventsourcing.persistence import Notification, StoredEvent
 from eventsourcing.popo import POPOApplicationRecorder
 
-from sessionwatch.adapters.archive import JsonlArchive
-from sessionwatch.adapters.mapper import (
+from sessionwatch.adapters.stores.archive import JsonlArchive
+from sessionwatch.adapters.stores.mapper import (
     CHECKPOINT_TOPICS,
     STORE_STREAM_ID,
     cursor_stream_id,
@@ -28,7 +28,7 @@ from sessionwatch.adapters.mapper import (
     session_stream_id,
     to_stored,
 )
-from sessionwatch.adapters.store import PruneCounts, StoredHistory, StoreNotEmptyError, SweepCounts
+from sessionwatch.adapters.stores.port import PruneCounts, StoredHistory, StoreNotEmptyError, SweepCounts
 from sessionwatch.domain import session
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity

@@ -2,7 +2,7 @@
 
 Shell code: it reads transcript files (never writes them) and logs one warning line per skipped
 probe, never message text. Nothing happens at import time. Which records are human prompts is the
-format's business (`sessionwatch.adapters.transcript_formats`); this module reads the bytes.
+format's business (`sessionwatch.adapters.upstream.transcript_formats`); this module reads the bytes.
 
 A link's `upstream_ref` is the transcript path; its marker is `{"offset": <byte offset>}` (None:
 offset 0), plus `"queued"`: the fingerprints of Claude Code prompts counted when they were queued
@@ -40,7 +40,7 @@ from datetime import datetime
 import orjson
 from pydantic import JsonValue
 
-from sessionwatch.adapters.transcript_formats import (
+from sessionwatch.adapters.upstream.transcript_formats import (
     CLAUDE_CODE,
     CODEX,
     FINGERPRINT_LENGTH,

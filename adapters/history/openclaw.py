@@ -34,9 +34,9 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from sessionwatch.adapters.history import HistoryError
-from sessionwatch.adapters.mapper import STORE_STREAM_ID, session_stream_id
-from sessionwatch.adapters.store import SignalStore, StoreNotEmptyError
+from sessionwatch.adapters.history.jsonl import HistoryError
+from sessionwatch.adapters.stores.mapper import STORE_STREAM_ID, session_stream_id
+from sessionwatch.adapters.stores.port import SignalStore, StoreNotEmptyError
 from sessionwatch.domain.errors import InvalidSignal
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity, agent_id_of

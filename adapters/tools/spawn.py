@@ -11,7 +11,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Final, Literal
 
-from sessionwatch.adapters.tools_core import Caller, Params, Registry, ToolsCore, run_status
+from sessionwatch.adapters.tools.core import Caller, Params, Registry, ToolsCore, run_status
 from sessionwatch.domain.errors import InvalidSignal
 from sessionwatch.domain.keys import agent_id_of, is_subagent_key
 from sessionwatch.domain.registry import Route

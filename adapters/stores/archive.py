@@ -14,7 +14,7 @@ from uuid import UUID
 
 import orjson
 
-from sessionwatch.adapters.mapper import decode
+from sessionwatch.adapters.stores.mapper import decode
 from sessionwatch.domain.session import SignalRecorded
 
 

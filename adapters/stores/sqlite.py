@@ -22,14 +22,15 @@ from uuid import UUID
 from eventsourcing.persistence import ConnectionPoolClosedError, PersistenceError
 from eventsourcing.sqlite import SQLiteConnection, SQLiteConnectionPool, SQLiteDatastore
 
-from sessionwatch.adapters import sql_rows, sql_write
-from sessionwatch.adapters import sqlite_schema as sql
-from sessionwatch.adapters.mapper import (
+from sessionwatch.adapters.stores.mapper import (
     encode,
 )
-from sessionwatch.adapters.sql_write import ArchiveRow, SetBasedWrite, WriteCache
-from sessionwatch.adapters.sqlite_recorder import SqliteEventRecorder
-from sessionwatch.adapters.store import StoredHistory, StoreError
+from sessionwatch.adapters.stores.port import StoredHistory, StoreError
+from sessionwatch.adapters.stores.sql import rows as sql_rows
+from sessionwatch.adapters.stores.sql import sqlite_schema as sql
+from sessionwatch.adapters.stores.sql import write as sql_write
+from sessionwatch.adapters.stores.sql.write import ArchiveRow, SetBasedWrite, WriteCache
+from sessionwatch.adapters.stores.sqlite_recorder import SqliteEventRecorder
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.session import (

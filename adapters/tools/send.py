@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Literal
 
-from sessionwatch.adapters.tools_core import Caller, Params, Refusal, Registry, ToolsCore
+from sessionwatch.adapters.tools.core import Caller, Params, Refusal, Registry, ToolsCore
 from sessionwatch.domain.errors import InvalidSignal
 from sessionwatch.domain.keys import SessionIdentity, agent_id_of, is_subagent_key
 from sessionwatch.domain.registry import Route

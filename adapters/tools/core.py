@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from sessionwatch.adapters.watch import SessionWatch
+from sessionwatch.adapters.entry.watch import SessionWatch
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSession
 from sessionwatch.domain.keys import SessionIdentity, is_subagent_key
 from sessionwatch.domain.ports import Clock

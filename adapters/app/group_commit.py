@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from sessionwatch.adapters.store import SignalStore, WriteTransaction
+from sessionwatch.adapters.stores.port import SignalStore, WriteTransaction
 
 T = TypeVar("T")
 

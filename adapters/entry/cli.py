@@ -21,13 +21,13 @@ from typing import NoReturn
 
 from pydantic import ValidationError
 
-from sessionwatch.adapters.clock import SystemClock
-from sessionwatch.adapters.demo import DEMO_PATH, run_demo
-from sessionwatch.adapters.history import HistoryError, export_history, import_history
-from sessionwatch.adapters.openclaw import import_openclaw
-from sessionwatch.adapters.store import StoreError
-from sessionwatch.adapters.urls import InvalidStoreUrl, parse_url
-from sessionwatch.adapters.watch import SessionWatch, open_watch
+from sessionwatch.adapters.app.clock import SystemClock
+from sessionwatch.adapters.entry.demo import DEMO_PATH, run_demo
+from sessionwatch.adapters.entry.watch import SessionWatch, open_watch
+from sessionwatch.adapters.history.jsonl import HistoryError, export_history, import_history
+from sessionwatch.adapters.history.openclaw import import_openclaw
+from sessionwatch.adapters.stores.port import StoreError
+from sessionwatch.adapters.stores.urls import InvalidStoreUrl, parse_url
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSession
 from sessionwatch.domain.keys import SessionIdentity, resolve_identity
 from sessionwatch.domain.ports import Waker

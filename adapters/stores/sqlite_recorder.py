@@ -14,7 +14,7 @@ from uuid import UUID
 from eventsourcing.persistence import Notification, StoredEvent
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteDatastore
 
-from sessionwatch.adapters import sqlite_schema as sql
+from sessionwatch.adapters.stores.sql import sqlite_schema as sql
 
 _EVENT_COLUMNS = "originator_id, originator_version, topic, state"
 

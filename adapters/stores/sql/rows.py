@@ -14,8 +14,8 @@ from uuid import UUID
 import orjson
 from pydantic import TypeAdapter
 
-from sessionwatch.adapters.mapper import decode, session_stream_id
-from sessionwatch.adapters.store import StoredRow
+from sessionwatch.adapters.stores.mapper import decode, session_stream_id
+from sessionwatch.adapters.stores.port import StoredRow
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity, agent_id_of
 from sessionwatch.domain.registry import SessionMeta

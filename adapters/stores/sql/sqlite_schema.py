@@ -281,7 +281,7 @@ SELECT_WATCHED_LINKS = (
     " WHERE c.target_key = l.session_key AND c.target_agent_id = l.agent_id) ORDER BY session_key, agent_id"
 )
 
-# ------------------------------------------------------------------ export and import (adapters/history.py)
+# ------------------------------------------------------------- export and import (adapters/history/jsonl.py)
 
 WRITE_COUNTER = "UPDATE sw_meta SET value = ? WHERE name = 'sequence'"
 CLEAR_LAST_PRUNE = "DELETE FROM sw_meta WHERE name = 'last_prune_ms'"

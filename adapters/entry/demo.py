@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from sessionwatch.adapters.store import StoreError
-from sessionwatch.adapters.tools import SessionTools
-from sessionwatch.adapters.urls import InvalidStoreUrl, parse_url
-from sessionwatch.adapters.watch import SessionWatch, open_watch
+from sessionwatch.adapters.entry.watch import SessionWatch, open_watch
+from sessionwatch.adapters.stores.port import StoreError
+from sessionwatch.adapters.stores.urls import InvalidStoreUrl, parse_url
+from sessionwatch.adapters.tools.session_tools import SessionTools
 from sessionwatch.domain.registry import Route
 from sessionwatch.domain.signals import Actor, classify_actor
 from sessionwatch.domain.tools.config import ToolContext, ToolsConfig

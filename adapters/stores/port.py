@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeAlias, runtime_checkable
 from uuid import UUID
 
-from sessionwatch.adapters.archive import JsonlArchive
+from sessionwatch.adapters.stores.archive import JsonlArchive
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.retention import PruneCutoffs, Retention

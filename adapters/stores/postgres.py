@@ -29,13 +29,14 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import TransactionStatus
 from psycopg.rows import TupleRow
 
-from sessionwatch.adapters import postgres_schema as sql
-from sessionwatch.adapters import sql_rows, sql_write
-from sessionwatch.adapters.mapper import encode
-from sessionwatch.adapters.postgres_listener import Deliver, PostgresWakeListener
-from sessionwatch.adapters.sql_write import ArchiveRow, SetBasedWrite
-from sessionwatch.adapters.store import StoredHistory, StoreError
-from sessionwatch.adapters.urls import InvalidStoreUrl, PostgresUrl
+from sessionwatch.adapters.stores.mapper import encode
+from sessionwatch.adapters.stores.port import StoredHistory, StoreError
+from sessionwatch.adapters.stores.postgres_listener import Deliver, PostgresWakeListener
+from sessionwatch.adapters.stores.sql import postgres_schema as sql
+from sessionwatch.adapters.stores.sql import rows as sql_rows
+from sessionwatch.adapters.stores.sql import write as sql_write
+from sessionwatch.adapters.stores.sql.write import ArchiveRow, SetBasedWrite
+from sessionwatch.adapters.stores.urls import InvalidStoreUrl, PostgresUrl
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity, is_subagent_key
 from sessionwatch.domain.session import (

@@ -1,0 +1,1 @@
+"""Façades and entry points: `SessionWatch`, the CLI and the demo."""

@@ -1,0 +1,1 @@
+"""History moved as stored events: export, import and the reference-gateway importer."""

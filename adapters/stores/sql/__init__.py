@@ -1,0 +1,1 @@
+"""What the SQL stores share: schemas, row mapping and the set-based write."""

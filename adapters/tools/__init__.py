@@ -1,0 +1,1 @@
+"""The session tools' façade over the host's ports."""

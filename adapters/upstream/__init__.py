@@ -1,0 +1,1 @@
+"""The upstream monitor's thread and the transcript providers it asks."""
