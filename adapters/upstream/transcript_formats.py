@@ -15,13 +15,15 @@ A prompt typed while the agent is busy is written first as a `queue-operation` `
 and only later, if at all, delivered: as a `user` record after a `dequeue`, as a `queued_command`
 attachment (absorbed into the running turn after a `remove`), inside a tool result, or not at all
 (`remove` when cancelled, `popAll` when pulled back into the input). The enqueue is what is
-counted, always and once. To not count the later copy, the enqueue's fingerprint (a truncated
-SHA-256 of its words, never the text) joins the marker's `queued` list; a `user` record with the
-same words is that prompt's delivery and takes its fingerprint out instead of counting; an
-attachment and a `remove` with content take it out too; `dequeue` and `popAll` leave it, so a
-prompt pulled back and sent again unchanged is not counted twice. The list keeps the newest
-`QUEUE_LIMIT` fingerprints, so the marker stays small and a scan window that holds the enqueue but
-not the delivery (or the other way round) counts the same as one read of both.
+counted, always and once. To not count the later copy, the enqueue joins the queue (its byte
+offset in the file, and its words in memory only); a `user` record with the same words is that
+prompt's delivery and leaves the queue instead of counting; an attachment and a `remove` with
+content take it out too; `dequeue` and `popAll` leave it, so a prompt pulled back and sent again
+unchanged is not counted twice. The queue keeps the newest `QUEUE_LIMIT` prompts. A link's marker
+carries only their offsets, never anything derived from their words: the provider reads the few
+enqueue lines again at those offsets and classifies them with this same format, so a scan window
+that holds the enqueue but not the delivery (or the other way round) counts the same as one read
+of both.
 
 Codex (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`) counts `response_item` user messages that
 are not injected context (environment context, AGENTS.md and user instructions, skills, hook
@@ -33,7 +35,6 @@ user_message` would otherwise count it twice, and the newest write only the `res
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -47,13 +48,22 @@ from sessionwatch.domain.prompt_origin import (
 from sessionwatch.domain.upstream import normalize_text
 
 QUEUE_LIMIT = 16
-"""How many fingerprints of queued, not yet delivered prompts a marker keeps (newest last)."""
+"""How many queued, not yet delivered prompts a marker keeps (newest last)."""
 
-FINGERPRINT_LENGTH = 16
-"""Hex digits of a queued prompt's fingerprint: 64 bits, never the text itself."""
 
-Queue = tuple[str, ...]
-"""Fingerprints of prompts counted at enqueue whose delivery has not been seen, oldest first."""
+@dataclass(frozen=True, slots=True)
+class QueuedPrompt:
+    """A prompt counted at its enqueue: the record's byte offset in the file and, in memory, its words.
+
+    Only `at` ever leaves the process (in a link's marker); `words` are what a delivery matches.
+    """
+
+    at: int
+    words: str
+
+
+Queue = tuple[QueuedPrompt, ...]
+"""Prompts counted at enqueue whose delivery has not been seen, oldest first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,14 +82,12 @@ class JsonlFormat(Protocol):
         """The format's name, for logs and tests."""
         ...
 
-    def read(self, record: object, queued: Queue) -> tuple[Prompt | None, Queue]:
-        """The prompt this record is (None: not a human prompt) and the queue after it."""
+    def read(self, record: object, queued: Queue, at: int) -> tuple[Prompt | None, Queue]:
+        """The prompt this record is (None: not a human prompt) and the queue after it.
+
+        `at` is the record's byte offset in its file: what a queued prompt is known by in a marker.
+        """
         ...
-
-
-def fingerprint(words: str) -> str:
-    """The fingerprint a queued prompt is known by in a marker: a truncated SHA-256 of its words."""
-    return hashlib.sha256(words.encode("utf-8", "surrogatepass")).hexdigest()[:FINGERPRINT_LENGTH]
 
 
 def parse_timestamp(stamp: object) -> datetime | None:
@@ -121,7 +129,7 @@ class TranscriptFormat:
     excluded_prefixes: tuple[str, ...] = ()
     timestamp_field: str = "timestamp"
 
-    def read(self, record: object, queued: Queue) -> tuple[Prompt | None, Queue]:
+    def read(self, record: object, queued: Queue, at: int) -> tuple[Prompt | None, Queue]:  # noqa: ARG002
         """A prompt when `prompt_text` finds one; this format keeps no queue."""
         text = self.prompt_text(record)
         if text is None:
@@ -210,7 +218,7 @@ class ClaudeCodeFormat:
 
     name: str = "claude-code"
 
-    def read(self, record: object, queued: Queue) -> tuple[Prompt | None, Queue]:
+    def read(self, record: object, queued: Queue, at: int) -> tuple[Prompt | None, Queue]:
         """A typed prompt, an enqueued prompt, or the queue bookkeeping of the record."""
         if not isinstance(record, dict):
             return None, queued
@@ -218,7 +226,7 @@ class ClaudeCodeFormat:
             case "user":
                 return self._user(record, queued)
             case "queue-operation":
-                return self._queue_operation(record, queued)
+                return self._queue_operation(record, queued, at)
             case "attachment":
                 attachment = record.get("attachment")
                 if isinstance(attachment, dict) and attachment.get("type") == "queued_command":
@@ -241,12 +249,13 @@ class ClaudeCodeFormat:
         classified = classify_claude_code_prompt(content.text, images=content.images)
         if not classified.origin.is_human:
             return None, queued
-        key = fingerprint(classified.words)
-        if key in queued:  # the delivery of a prompt already counted when it was queued
-            return None, _without(queued, key)
+        if any(entry.words == classified.words for entry in queued):
+            return None, _without(queued, classified.words)  # the delivery of a prompt counted when queued
         return Prompt(classified.words, parse_timestamp(record.get("timestamp"))), queued
 
-    def _queue_operation(self, record: Mapping[str, object], queued: Queue) -> tuple[Prompt | None, Queue]:
+    def _queue_operation(
+        self, record: Mapping[str, object], queued: Queue, at: int
+    ) -> tuple[Prompt | None, Queue]:
         operation = record.get("operation")
         if operation == "remove":
             return None, _delivered(_classify(record.get("content")), queued)
@@ -255,7 +264,7 @@ class ClaudeCodeFormat:
         classified = _classify(record.get("content"))
         if classified is None or not classified.origin.is_human:
             return None, queued
-        grown = (*queued, fingerprint(classified.words))[-QUEUE_LIMIT:]
+        grown = (*queued, QueuedPrompt(at, classified.words))[-QUEUE_LIMIT:]
         return Prompt(classified.words, parse_timestamp(record.get("timestamp"))), grown
 
 
@@ -279,14 +288,14 @@ def _delivered(classified: ClassifiedPrompt | None, queued: Queue) -> Queue:
     """The queue once the prompt with these words left it (unchanged when it is not there)."""
     if classified is None or not classified.origin.is_human:
         return queued
-    return _without(queued, fingerprint(classified.words))
+    return _without(queued, classified.words)
 
 
-def _without(queued: Queue, key: str) -> Queue:
-    """`queued` without the oldest occurrence of `key`."""
-    if key not in queued:
+def _without(queued: Queue, words: str) -> Queue:
+    """`queued` without its oldest prompt with these words (unchanged when there is none)."""
+    index = next((i for i, entry in enumerate(queued) if entry.words == words), None)
+    if index is None:
         return queued
-    index = queued.index(key)
     return queued[:index] + queued[index + 1 :]
 
 
@@ -299,7 +308,7 @@ class CodexFormat:
 
     name: str = "codex"
 
-    def read(self, record: object, queued: Queue) -> tuple[Prompt | None, Queue]:
+    def read(self, record: object, queued: Queue, at: int) -> tuple[Prompt | None, Queue]:  # noqa: ARG002
         """A prompt for a user message a person typed; Codex needs no queue state."""
         if not isinstance(record, dict) or record.get("type") != "response_item":
             return None, queued

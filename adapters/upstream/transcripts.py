@@ -5,11 +5,15 @@ probe, never message text. Nothing happens at import time. Which records are hum
 format's business (`sessionwatch.adapters.upstream.transcript_formats`); this module reads the bytes.
 
 A link's `upstream_ref` is the transcript path; its marker is `{"offset": <byte offset>}` (None:
-offset 0), plus `"queued"`: the fingerprints of Claude Code prompts counted when they were queued
-and not delivered yet, only while there are any (older markers without it read as none queued).
+offset 0), plus `"queued"`: the byte offsets of the `enqueue` lines of Claude Code prompts counted
+when they were queued and not delivered yet, newest last, only while there are any (markers
+without it read as none queued). A marker holds positions only, never anything derived from
+message text: the store keeps it, and a hash of a short prompt could be confirmed by guessing.
 Each tick reads at most `scan_cap` bytes from the offset, consumes only complete lines (ending in
 a newline), classifies each, and answers with the count and the marker after the last complete
-line. A transcript read in many ticks counts exactly what one read of it counts. Known limits, by
+line. Before classifying, it reads the queued enqueue lines again (each at most `scan_cap` bytes,
+all before the offset) and classifies them with the same format, so their words exist in memory
+only. A transcript read in many ticks counts exactly what one read of it counts. Known limits, by
 design:
 
 - A single line longer than the scan cap (1 MiB) blocks the link: no answer, the marker stays, one
@@ -26,6 +30,10 @@ design:
   the same path never has its new prompts mistaken for the old ones.
 - A marker placed mid-line (`marker_at_end` while a line was being written) makes the rest of that
   line a fragment, which is consumed as "not a prompt".
+- A queued offset whose line is no longer a complete enqueue record before the marker's offset
+  (the file was replaced) is dropped: that prompt's later delivery, if any, counts again.
+- A marker whose `queued` is not a list of at most `QUEUE_LIMIT` increasing offsets, all before
+  its `offset`, is malformed: no answer and a warning each tick, like any malformed marker.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import BinaryIO, TypeGuard
 
 import orjson
 from pydantic import JsonValue
@@ -43,12 +52,12 @@ from pydantic import JsonValue
 from sessionwatch.adapters.upstream.transcript_formats import (
     CLAUDE_CODE,
     CODEX,
-    FINGERPRINT_LENGTH,
     QUEUE_LIMIT,
     ClaudeCodeFormat,
     CodexFormat,
     JsonlFormat,
     Queue,
+    QueuedPrompt,
     TranscriptFormat,
 )
 from sessionwatch.domain.upstream import (
@@ -81,6 +90,16 @@ _OPEN_FLAGS: int = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
 @dataclass(frozen=True, slots=True)
+class _Read:
+    """One tick's bytes: the file's inode, its complete new lines, and the queue read back."""
+
+    inode: int
+    offset: int
+    complete: bytes
+    queued: Queue
+
+
+@dataclass(frozen=True, slots=True)
 class _Scan:
     """What one read of a transcript found: complete lines consumed, prompts counted."""
 
@@ -92,13 +111,13 @@ class _Scan:
 
 @dataclass(frozen=True, slots=True)
 class _Marker:
-    """How far a link was read, and the queued prompts counted but not yet delivered."""
+    """How far a link was read, and where the queued prompts not yet delivered were enqueued."""
 
     offset: int
-    queued: Queue = ()
+    queued: tuple[int, ...] = ()
 
     def to_json(self) -> dict[str, JsonValue]:
-        """`{"offset": n}`, with `"queued"` only while a queued prompt awaits its delivery."""
+        """`{"offset": n}`, with `"queued"` (offsets only) while a queued prompt awaits delivery."""
         if not self.queued:
             return {"offset": self.offset}
         return {"offset": self.offset, "queued": list(self.queued)}
@@ -148,30 +167,25 @@ class JsonlTranscriptProvider:
         if marker is None:
             _skip(probe, "malformed marker")
             return None
-        offset = marker.offset
-        read = self._read(probe, path, offset)
-        if not isinstance(read, tuple):
+        read = self._read(probe, path, marker)
+        if not isinstance(read, _Read):
             return read
-        inode, data = read
-        end = data.rfind(_NEWLINE)
-        if end < 0:
-            if len(data) >= self._scan_cap:
-                _skip(probe, "line longer than scan cap blocks the link", offset)
-            return None  # else nothing new, or a partial line still being written
-        scan = self._scan(data[: end + 1], probe.own_recent_user_texts, marker.queued)
-        next_offset = offset + scan.consumed
+        scan = self._scan(read, probe.own_recent_user_texts)
+        next_offset = read.offset + scan.consumed
         return UpstreamActivity(
             session_key=probe.session_key,
             human_turns=scan.human_turns,
-            next_marker=_Marker(next_offset, scan.queued).to_json(),
+            next_marker=_Marker(next_offset, tuple(entry.at for entry in scan.queued)).to_json(),
             occurred_at=scan.occurred_at,
-            dedupe_id=f"{inode}:{offset}-{next_offset}",
+            dedupe_id=f"{read.inode}:{read.offset}-{next_offset}",
         )
 
-    def _read(
-        self, probe: UpstreamProbe, path: str, offset: int
-    ) -> tuple[int, bytes] | UpstreamMissing | None:
-        """The file's inode and up to `scan_cap` bytes from `offset`; missing; or None (logged)."""
+    def _read(self, probe: UpstreamProbe, path: str, marker: _Marker) -> _Read | UpstreamMissing | None:
+        """The complete lines of up to `scan_cap` bytes from the offset; missing; or None (logged).
+
+        None as well, unlogged, when no complete line is new (nothing written, or a partial line).
+        """
+        offset = marker.offset
         try:
             # Non-blocking open: a FIFO at the path must not hang the monitor; it is rejected below.
             fd = os.open(path, os.O_RDONLY | _OPEN_FLAGS)
@@ -190,29 +204,57 @@ class JsonlTranscriptProvider:
                     _skip(probe, "transcript shorter than marker", offset)
                     return None
                 transcript.seek(offset)
-                return info.st_ino, transcript.read(self._scan_cap)
+                data = transcript.read(self._scan_cap)
+                end = data.rfind(_NEWLINE)
+                if end < 0:
+                    if len(data) >= self._scan_cap:
+                        _skip(probe, "line longer than scan cap blocks the link", offset)
+                    return None  # else nothing new, or a partial line still being written
+                queued = self._read_queue(transcript, marker)
+                return _Read(info.st_ino, offset, data[: end + 1], queued)
         except OSError as exc:
             _skip(probe, type(exc).__name__, offset)
             return None
 
-    def _scan(self, complete: bytes, own_texts: tuple[str, ...], queued: Queue) -> _Scan:
+    def _read_queue(self, transcript: BinaryIO, marker: _Marker) -> Queue:
+        """The queued prompts the marker's offsets still point to, classified again from the file.
+
+        An offset counts only while it starts a complete enqueue line that ends by the marker's
+        offset and that this format queues (a replaced file's other bytes are dropped, never read
+        as a prompt). Raises `OSError` when the file cannot be read.
+        """
+        queue: list[QueuedPrompt] = []
+        for at in marker.queued:
+            transcript.seek(at)
+            line = transcript.readline(self._scan_cap)
+            if not line.endswith(_NEWLINE) or at + len(line) > marker.offset:
+                continue
+            record = _parse(line[:-1])
+            if record is None:
+                continue
+            _, alone = self._format.read(record, (), at)
+            if len(alone) == 1 and alone[0].at == at:
+                queue.append(alone[0])
+        return tuple(queue)
+
+    def _scan(self, read: _Read, own_texts: tuple[str, ...]) -> _Scan:
         """Classify complete lines; self-echo of the session's own texts is not a human turn."""
         echoes = frozenset(own_texts)
         turns = 0
         occurred_at: datetime | None = None
-        for line in complete.split(_NEWLINE):
-            if not line.strip():
+        queued = read.queued
+        at = read.offset
+        for line in read.complete.split(_NEWLINE):
+            start, at = at, at + len(line) + 1
+            record = _parse(line)
+            if record is None:
                 continue
-            try:
-                record: object = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            prompt, queued = self._format.read(record, queued)
+            prompt, queued = self._format.read(record, queued, start)
             if prompt is None or prompt.words in echoes:
                 continue
             turns += 1
             occurred_at = prompt.occurred_at
-        return _Scan(consumed=len(complete), human_turns=turns, occurred_at=occurred_at, queued=queued)
+        return _Scan(consumed=len(read.complete), human_turns=turns, occurred_at=occurred_at, queued=queued)
 
 
 def marker_at_end(path: str | os.PathLike[str]) -> dict[str, JsonValue]:
@@ -223,27 +265,39 @@ def marker_at_end(path: str | os.PathLike[str]) -> dict[str, JsonValue]:
     return {"offset": os.stat(path).st_size}  # noqa: PTH116 - accepts str and PathLike alike
 
 
+def _parse(line: bytes) -> object | None:
+    """One line's JSON value; None for a blank line or one that is not JSON."""
+    if not line.strip():
+        return None
+    try:
+        record: object = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    return record
+
+
 def _marker(marker: JsonValue) -> _Marker | None:
-    """A marker's offset and queue, or None when it is malformed."""
+    """A marker's offset and queued offsets, or None when it is malformed."""
     if marker is None:
         return _Marker(0)
     if not isinstance(marker, dict) or "offset" not in marker or not marker.keys() <= {"offset", "queued"}:
         return None
     offset = marker["offset"]
-    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+    if not _is_offset(offset):
         return None
     queued = marker.get("queued", [])
-    if not isinstance(queued, list) or len(queued) > QUEUE_LIMIT or not all(map(_is_fingerprint, queued)):
+    if not isinstance(queued, list) or len(queued) > QUEUE_LIMIT:
         return None
-    return _Marker(offset, tuple(str(key) for key in queued))
+    positions: list[int] = []
+    for at in queued:  # offsets of enqueue lines, oldest first, all before the marker's offset
+        if not _is_offset(at) or at >= offset or (positions and at <= positions[-1]):
+            return None
+        positions.append(at)
+    return _Marker(offset, tuple(positions))
 
 
-def _is_fingerprint(value: JsonValue) -> bool:
-    return (
-        isinstance(value, str)
-        and len(value) == FINGERPRINT_LENGTH
-        and all(char in "0123456789abcdef" for char in value)
-    )
+def _is_offset(value: JsonValue) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _skip(probe: UpstreamProbe, reason: str, offset: int | None = None) -> None:

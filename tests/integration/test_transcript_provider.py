@@ -618,6 +618,6 @@ def test_a_custom_transcript_format_classifies_by_its_own_fields(tmp_path: Path)
     assert (answer.human_turns, offset_of(answer)) == (2, size)
     assert answer.occurred_at is None  # the last counted prompt carries no `ts`
     assert other.prompt_text({"kind": "message", "payload": {"role": "user", "parts": "hi"}}) == "hi"
-    claude, queued = CLAUDE_CODE.read(block_prompt("a", "b"), ())
+    claude, queued = CLAUDE_CODE.read(block_prompt("a", "b"), (), 0)
     assert claude is not None
     assert (claude.words, queued) == ("a b", ())
