@@ -67,11 +67,12 @@ def warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
 
 @dataclass(frozen=True)
 class Reading:
-    """What ticks until the end of a file counted, and the marker they left."""
+    """What ticks until the end of a file counted, the marker they left and every one they gave."""
 
     turns: int
     marker: JsonValue
     ticks: int
+    markers: tuple[JsonValue, ...] = ()
 
 
 def read_to_end(
@@ -79,12 +80,14 @@ def read_to_end(
 ) -> Reading:
     """Tick as the monitor does until the provider has nothing more to say (bounded by the file)."""
     turns = ticks = 0
+    markers: list[JsonValue] = []
     for _ in range(path.stat().st_size + 2):  # each answering tick consumes at least one byte
         answer = ask(provider, probe(str(path), marker, own=own))
         if answer is None:
-            return Reading(turns, marker, ticks)
+            return Reading(turns, marker, ticks, tuple(markers))
         assert isinstance(answer, UpstreamActivity)
         turns, marker, ticks = turns + answer.human_turns, answer.next_marker, ticks + 1
+        markers.append(marker)
     pytest.fail("the provider kept answering without reaching the end of the file")
 
 
@@ -94,10 +97,12 @@ def read_while_written(
     """Write `data` in pieces cut at `cuts` (mid-line too), ticking after every piece."""
     turns = ticks = 0
     marker: JsonValue = None
+    markers: list[JsonValue] = []
     start = 0
     for end in [*sorted(set(cuts)), len(data)]:
         append_bytes(path, data[start:end])
         start = max(start, end)
         reading = read_to_end(provider, path, marker, own=own)
         turns, marker, ticks = turns + reading.turns, reading.marker, ticks + reading.ticks
-    return Reading(turns, marker, ticks)
+        markers.extend(reading.markers)
+    return Reading(turns, marker, ticks, tuple(markers))

@@ -1,9 +1,12 @@
 """Reading a transcript over many ticks counts exactly what one read counts, for any split.
 
-The marker carries all the state a tick needs (the offset and, for Claude Code, the prompts counted
-when queued but not yet delivered), so where the monitor's ticks fall, mid-line included, and how
-small the scan cap is never change the count. Records come from a small pool of realistic shapes
-whose words collide on purpose (queued prompts, their deliveries, resends).
+The marker carries all the state a tick needs (the offset and, for Claude Code, where the prompts
+counted when queued but not yet delivered were enqueued), so where the monitor's ticks fall,
+mid-line included, and how small the scan cap is never change the count. Records come from a small
+pool of realistic shapes whose words collide on purpose (queued prompts, their deliveries, resends).
+
+The store keeps every marker, so no marker may hold anything derived from what a person typed:
+each is offsets only, and rewording the prompts (same lengths) leaves every marker as it was.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ import codex_transcripts as cx
 from claude_transcripts import line
 from hypothesis import given
 from hypothesis import strategies as st
-from transcript_probes import read_while_written
+from pydantic import JsonValue
+from transcript_probes import Reading, read_while_written
 
 from sessionwatch.adapters.upstream.transcripts import JsonlTranscriptProvider
 
@@ -73,10 +77,22 @@ codex_records: st.SearchStrategy[Record] = st.one_of(
 )
 
 
-def count(provider: JsonlTranscriptProvider, data: bytes, cuts: list[int]) -> tuple[int, object]:
+def read(provider: JsonlTranscriptProvider, data: bytes, cuts: list[int]) -> Reading:
     with tempfile.TemporaryDirectory() as folder:
-        reading = read_while_written(provider, Path(folder) / "t.jsonl", data, cuts)
+        return read_while_written(provider, Path(folder) / "t.jsonl", data, cuts)
+
+
+def count(provider: JsonlTranscriptProvider, data: bytes, cuts: list[int]) -> tuple[int, object]:
+    reading = read(provider, data, cuts)
     return reading.turns, reading.marker
+
+
+def read_split(records: list[Record], cuts: list[int], cap: int) -> Reading:
+    """Claude Code reading `records` written in pieces, with a scan cap no shorter than a line."""
+    data = b"".join(line(record) for record in records)
+    longest = max((len(line(record)) for record in records), default=1)
+    provider = JsonlTranscriptProvider.claude_code(scan_cap=max(cap, longest))
+    return read(provider, data, [cut % (len(data) + 1) for cut in cuts])
 
 
 def assert_splits_agree(records: list[Record], cuts: list[int], cap: int, *, codex: bool) -> None:
@@ -86,6 +102,37 @@ def assert_splits_agree(records: list[Record], cuts: list[int], cap: int, *, cod
     once = count(make(), data, [])
     split = count(make(scan_cap=max(cap, longest)), data, [cut % (len(data) + 1) for cut in cuts])
     assert split == once
+
+
+SAME_LENGTH = {"continue": "go ahead", "fix the build": "run the suite", "and the tests": "and the specs"}
+"""Other words of the same length for the pool's words; `/review-pr 12` stays, as the slash command
+record in the pool (`review-pr`, `12`) is its delivery."""
+
+
+def reworded(record: Record) -> Record:
+    """The record with every string that is one of the pool's words replaced by its twin."""
+    return {key: _reworded(value) for key, value in record.items()}
+
+
+def _reworded(value: object) -> object:
+    match value:
+        case str():
+            return SAME_LENGTH.get(value, value)
+        case dict():
+            return {key: _reworded(item) for key, item in value.items()}
+        case list():
+            return [_reworded(item) for item in value]
+        case _:
+            return value
+
+
+def offsets_only(marker: JsonValue) -> bool:
+    """True for `{"offset": n}` or `{"offset": n, "queued": [n, ...]}` with integers only."""
+    if not isinstance(marker, dict) or not marker.keys() <= {"offset", "queued"}:
+        return False
+    queued = marker.get("queued", [])
+    values = [marker.get("offset"), *(queued if isinstance(queued, list) else [queued])]
+    return all(type(value) is int for value in values)
 
 
 @given(
@@ -108,3 +155,33 @@ def test_codex_ticks_anywhere_count_what_one_read_counts(
     records: list[Record], cuts: list[int], cap: int
 ) -> None:
     assert_splits_agree(records, cuts, cap, codex=True)
+
+
+@given(
+    claude_transcripts,
+    st.lists(st.integers(min_value=0, max_value=20_000), max_size=8),
+    st.integers(min_value=1, max_value=4_000),
+)
+def test_every_claude_code_marker_holds_byte_offsets_only(
+    records: list[Record], cuts: list[int], cap: int
+) -> None:
+    reading = read_split(records, cuts, cap)
+
+    assert len(reading.markers) >= min(len(records), 1)  # each piece with a new line gets an answer
+    assert all(offsets_only(marker) for marker in reading.markers), reading.markers
+
+
+@given(
+    claude_transcripts,
+    st.lists(st.integers(min_value=0, max_value=20_000), max_size=8),
+    st.integers(min_value=1, max_value=4_000),
+)
+def test_rewording_queued_prompts_at_the_same_length_changes_no_marker(
+    records: list[Record], cuts: list[int], cap: int
+) -> None:
+    other = [reworded(record) for record in records]
+    assert [len(line(record)) for record in other] == [len(line(record)) for record in records]
+
+    original, changed = read_split(records, cuts, cap), read_split(other, cuts, cap)
+
+    assert (changed.turns, changed.markers) == (original.turns, original.markers)
