@@ -8,8 +8,9 @@ manager lists its children and reads one's sanitized history; a human changes th
 (a second notice); that child's run fails
 (log only, no notice); the manager reads its notices, reconciles each with `changesSince`, and a
 human types again before it acknowledges (exactly one follow-up notice); the store restarts, the
-start-up sweep re-publishes the follow-up and wakes the manager, which drains it; the read models
-rebuilt from the event store must be identical to the stored ones.
+start-up sweep re-publishes the follow-up and wakes the manager, which drains it; an adopted Claude
+Code and an adopted Codex session show that only what a person typed is a human turn; the read
+models rebuilt from the event store must be identical to the stored ones.
 Re-runnable: without a URL it resets its own file (`./sessionwatch-demo.db`); with one it keeps the
 store and uses fresh child keys and run ids (a short run token), so dedupe keys never collide.
 """
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from sessionwatch.adapters.entry.demo_upstream import upstream_step
 from sessionwatch.adapters.entry.watch import SessionWatch, open_watch
 from sessionwatch.adapters.stores.port import StoreError
 from sessionwatch.adapters.stores.urls import InvalidStoreUrl, parse_url
@@ -74,6 +76,7 @@ class DemoReport:
     drained: tuple[Json, ...]
     follow_up_reconciliation: Json
     pending_at_end: tuple[Json, ...]
+    upstream: Json
     sessions: tuple[Json, ...]
     gated_turn_recorded: bool
     read_models_identical: bool
@@ -97,6 +100,7 @@ class DemoReport:
             "drained": list(self.drained),
             "followUpReconciliation": self.follow_up_reconciliation,
             "pendingAtEnd": list(self.pending_at_end),
+            "upstream": self.upstream,
             "sessions": list(self.sessions),
             "gatedTurnRecorded": self.gated_turn_recorded,
             "readModelsIdentical": self.read_models_identical,
@@ -250,6 +254,7 @@ def run_demo(db_url: str | None, out: TextIO, *, as_json: bool = False) -> DemoR
         story = _Story(watch, say, heartbeat, researcher, writer)
         say(_sweep_line(story, sweep))
         drained, follow_up_status, pending = _drain_after_restart(story)
+        upstream = upstream_step(watch, say, manager=MANAGER, run=run)
         sessions, identical, audit = _closing(story, run)
         db = shlex.quote(DEMO_PATH if own_file else url)
         since = drained[0]["lastSeen"] if drained else 0
@@ -275,6 +280,7 @@ def run_demo(db_url: str | None, out: TextIO, *, as_json: bool = False) -> DemoR
         drained=drained,
         follow_up_reconciliation=follow_up_status,
         pending_at_end=pending,
+        upstream=upstream,
         sessions=sessions,
         gated_turn_recorded=gated,
         read_models_identical=identical,

@@ -435,3 +435,14 @@ def test_the_demo_json_carries_the_session_tools_results(
         3,
     )
     assert "sk-live1234567890abcdef" not in json.dumps(printed)
+
+
+def test_the_adopted_claude_code_and_codex_sessions_count_only_what_a_person_typed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    db = str(tmp_path / "demo.db")
+    printed = json.loads(run_demo(capsys, "--db", db, "--json"))
+    assert printed["upstream"] == {"claudeCode": 2, "codex": 1}
+    text = run_demo(capsys, "--db", db)
+    assert "an adopted Claude Code session: 2 human turns" in text
+    assert "an adopted Codex session: 1 human turn" in text
