@@ -708,7 +708,6 @@ def test_integers_beyond_the_sql_range_are_never_an_internal_error(cli: Cli, arg
         ("summary", "x" * 5000),
         ("session_key", "agent:main:child\x00"),
         ("agent_id", "main:x"),
-        ("payload_json", '{"status": "' + "x" * 5000 + '"}'),
         ("dedupe_key", "dedupe\x1b[2J"),
         ("sequence", 2**63 - 1),
     ],
@@ -725,6 +724,24 @@ def test_import_openclaw_refuses_rows_the_strict_api_refuses(
 
     assert outcome.code == 2, outcome
     assert_one_error_line(outcome)
+
+
+@pytest.mark.parametrize(
+    "payload", ['{"status": "' + "x" * 5000 + '"}', '{"status": 3}', '{"status": "two\\nlines"}']
+)
+def test_import_openclaw_drops_a_payload_value_the_strict_api_refuses_and_keeps_the_row(
+    cli: Cli, tmp_path: Path, payload: str
+) -> None:
+    row: list[object] = list(ROW)
+    row[COLUMNS.index("payload_json")] = payload
+    build_reference(tmp_path / "reference.db", tuple(row))
+    target = f"sqlite:///{tmp_path / 'imported.db'}"
+
+    outcome = cli.run("import-openclaw", str(tmp_path / "reference.db"), "--db", target, "--json")
+
+    assert outcome.code == 0, outcome
+    report = json.loads(outcome.out)
+    assert (report["signals"], report["payloadValuesDropped"]) == (1, 1)
 
 
 @pytest.mark.parametrize("summary", ["goal\\nupdated: the text of a message", "x" * 5000])

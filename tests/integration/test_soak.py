@@ -1,8 +1,9 @@
 """A scaled-down soak (SPEC §8, §15.1 "flat"): storage stays bounded under a steady stream of signals.
 
 20,000 signals arrive through `record_many` in batches of 500 on a SQLite store capped at 1,000
-signals, the clock advancing ten minutes per batch, so the hourly prune fires after every sixth
-batch. After each prune the retained signals, the stored events and the database file plateau.
+signals, the clock advancing ten minutes per batch, so the hourly prune fires on every seventh
+batch (six batches are exactly an hour, which is not older than an hour). After each prune the
+retained signals, the stored events and the database file plateau.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ TOTAL = 20_000
 BATCH = 500
 CAP = 1_000
 MINUTES_PER_BATCH = 10
-BATCHES_PER_PRUNE = 6  # the hourly throttle fires on the sixth batch after a prune
+BATCHES_PER_PRUNE = 7  # the hourly throttle fires once more than an hour passed: the seventh batch
 TARGETS = [f"agent:main:worker-{n}" for n in range(20)]
 WATCHERS = ["agent:main:main", "agent:ops:main"]
 
