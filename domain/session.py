@@ -6,7 +6,7 @@ sequence of the stream is above the head it found (SPEC §2). Deletion forgets t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple, TypeAlias, assert_never
 
@@ -392,3 +392,22 @@ def human_message_is_gated(state: SessionState, *, has_registered_watchers: bool
     `changesSince` although its bare parent can hold no cursor and so gets no notice.
     """
     return spawn_edge(state) is None and not has_registered_watchers
+
+
+def records_human_turn(actor_type: ActorType, state: SessionState, *, watched: Callable[[], bool]) -> bool:
+    """Whether a turn into the session is recorded as `human_direct_message`.
+
+    Only a human's turn is (an agent's or the system's never), and only into a session someone
+    watches: through a spawn edge, or a registered cursor (`watched()`, asked only when needed).
+    """
+    return actor_type == "human" and not human_message_is_gated(
+        state, has_registered_watchers=spawn_edge(state) is None and watched()
+    )
+
+
+def with_spawn_edge_watcher(draft: SignalDraft, state: SessionState) -> SignalDraft:
+    """The draft with the session's spawn-edge watcher among its producer watchers (a producer passes it)."""
+    edge = spawn_edge_watcher(state)
+    if edge is None or edge in draft.watchers:
+        return draft
+    return draft._replace(watchers=(*draft.watchers, edge))

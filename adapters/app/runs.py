@@ -1,13 +1,15 @@
-"""The runs a process was told about, with who asked for them and how they ended (SPEC-tools §T10).
+"""The runs a process was told about: which are active, who asked for them and how they ended.
 
-Runs are the host's; sessionwatch only hears `run_started` and `run_ended`, in this process (like
-the upstream monitor's active runs, ADR-0010). The ledger is what `subagents` and `session_status`
-read: active runs, and runs ended within the last day (`subagents` looks back at most 1,440 minutes).
+Runs are the host's; sessionwatch only hears `run_started` and `run_ended`, in this process, never
+in the store (ADR-0010): a crash leaves no run behind that would block an upstream link forever.
+`ActiveRuns` is what the upstream monitor skips; the ledger is what `subagents` and
+`session_status` read: active runs, and runs ended within the last day.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from typing import Final
 
 from sessionwatch.domain.keys import SessionIdentity
@@ -75,3 +77,46 @@ class RunLedger:
         gone = [i for i, r in self._runs.items() if r.ended_at_ms is not None and r.ended_at_ms < cutoff_ms]
         for run_id in gone:
             del self._runs[run_id]
+
+
+class ActiveRuns:
+    """The runs this process has started and not ended, per session (thread-safe).
+
+    Every start also bumps the session's generation, so a run that started *and ended* during a
+    scan is still seen as "a run started during the scan" (SPEC §10).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._runs: dict[SessionIdentity, set[str]] = {}
+        self._generation: Counter[SessionIdentity] = Counter()
+
+    def start(self, identity: SessionIdentity, run_id: str) -> None:
+        """A run of the session began."""
+        with self._lock:
+            self._runs.setdefault(identity, set()).add(run_id)
+            self._generation[identity] += 1
+
+    def end(self, identity: SessionIdentity, run_id: str) -> None:
+        """A run of the session ended (an unknown run id changes nothing)."""
+        with self._lock:
+            runs = self._runs.get(identity)
+            if runs is not None:
+                runs.discard(run_id)
+                if not runs:
+                    del self._runs[identity]
+
+    def active(self, identity: SessionIdentity) -> bool:
+        """Whether a run of the session is in flight."""
+        with self._lock:
+            return identity in self._runs
+
+    def generation(self, identity: SessionIdentity) -> int:
+        """How many runs of the session have started so far."""
+        with self._lock:
+            return self._generation[identity]
+
+    def started_since(self, identity: SessionIdentity, generation: int) -> bool:
+        """Whether a run is active now or started after `generation` was read."""
+        with self._lock:
+            return identity in self._runs or self._generation[identity] != generation

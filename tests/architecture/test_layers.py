@@ -313,3 +313,73 @@ def test_a_wrong_arrow_is_reported(module: Module, source: str) -> None:
 )
 def test_an_allowed_arrow_is_not_reported(module: Module, source: str) -> None:
     assert wrong_arrows(module, source) == []
+
+
+# ----------------------------------------------------------------------------- no import cycles
+
+ROOT_MODULES = [
+    Module("root", REPO / "__init__.py", PACKAGE),
+    Module("root", REPO / "__main__.py", f"{PACKAGE}.__main__"),
+    Module("root", REPO / "testing.py", f"{PACKAGE}.testing"),
+]
+
+
+def import_graph(modules: list[Module]) -> dict[str, set[str]]:
+    """Module -> the package modules it imports (any import: top level, in a function, for typing).
+
+    `from a.b import c` is an arrow to `a.b.c` when that is a module, else to `a.b`; the parent
+    packages Python imports along the way are not arrows (their `__init__` would make every module
+    of a package look circular).
+    """
+    names = {m.name for m in modules}
+    graph: dict[str, set[str]] = {m.name: set() for m in modules}
+    for module in modules:
+        tree = ast.parse(module.path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = _from_target(node, module)
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in names else base for a in node.names]
+            graph[module.name].update(t for t in targets if t in names and t != module.name)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected set of more than one module, each sorted (two reachability passes)."""
+
+    def reach(start: str, arrows: dict[str, set[str]]) -> set[str]:
+        seen, todo = {start}, [start]
+        while todo:
+            for nxt in arrows.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    reverse: dict[str, set[str]] = {}
+    for source, targets in graph.items():
+        for target in targets:
+            reverse.setdefault(target, set()).add(source)
+    found: list[list[str]] = []
+    placed: set[str] = set()
+    for node in sorted(graph):
+        if node in placed:
+            continue
+        component = reach(node, graph) & reach(node, reverse)  # both ways: one circle
+        placed |= component
+        if len(component) > 1:
+            found.append(sorted(component))
+    return found
+
+
+def test_no_module_of_the_package_imports_itself_round_a_circle() -> None:
+    assert cycles(import_graph([*ALL_MODULES, *ROOT_MODULES])) == []
+
+
+def test_the_cycle_finder_finds_a_circle_through_a_typing_import() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+    real = import_graph([*ALL_MODULES, *ROOT_MODULES])
+    assert f"{PACKAGE}.adapters.entry.watch" in real[PACKAGE]  # the walker sees the real arrows

@@ -25,6 +25,7 @@ from sessionwatch import (
     UpstreamProbe,
     notice_text,
 )
+from sessionwatch.adapters.app import upstream as app_upstream
 from sessionwatch.domain.signals import to_epoch_ms
 
 ADOPTED = "agent:main:adopted"
@@ -342,23 +343,23 @@ def test_skewed_upstream_times_are_clamped_into_the_last_day(adopted: SessionWat
     assert datetime(2026, 1, 1, tzinfo=UTC) < now
 
 
+def failing_record(*_args: object, **_kwargs: object) -> object:
+    raise sessionwatch.StoreError("disk I/O error")
+
+
 def test_the_marker_stays_when_the_record_fails(
     adopted: SessionWatch, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     provider = ScriptedProvider(activity(2, 90, dedupe_id="0-90"))
-    original = adopted._record_in  # the fault is injected where the record is written
-
-    def failing(*_args: object, **_kwargs: object) -> object:
-        raise sessionwatch.StoreError("disk I/O error")
-
-    monkeypatch.setattr(adopted, "_record_in", failing)
+    # The fault is injected where the verdict's record is written, inside its transaction.
+    monkeypatch.setattr(app_upstream, "record_in", failing_record)
     with caplog.at_level(logging.WARNING, logger="sessionwatch"):
         report = tick(adopted, provider)
     assert (report.recorded, report.failed_links) == ((), (ADOPTED,))
     assert marker(adopted) == {"offset": 0}
     assert kinds(adopted) == ["adopted"]
     assert "StoreError" in caplog.text
-    monkeypatch.setattr(adopted, "_record_in", original)
+    monkeypatch.undo()
     retried = tick(adopted, provider)
     assert len(retried.recorded) == 1
     assert marker(adopted) == {"offset": 90}

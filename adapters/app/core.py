@@ -1,0 +1,143 @@
+"""The application core's context and its unit of work.
+
+A use case takes a `Core` (the store, the clock, the waker, the policy and this process's own
+state) and returns either an answer (a read) or a `Work` (a write): what runs inside one write
+transaction, and what follows once it committed (the result, the wakes owed, whether a prune may
+be due). A scheduler runs the work: the caller's thread through group commit, or a writer thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from sessionwatch.adapters.app.group_commit import GroupCommit
+from sessionwatch.adapters.app.runs import ActiveRuns, RunLedger
+from sessionwatch.adapters.app.streaks import MissingStreaks
+from sessionwatch.adapters.stores.archive import JsonlArchive
+from sessionwatch.adapters.stores.port import SignalStore, WriteTransaction
+from sessionwatch.adapters.upstream.monitor import Monitors
+from sessionwatch.domain.keys import is_subagent_key
+from sessionwatch.domain.ports import Clock, Waker
+from sessionwatch.domain.retention import Retention
+from sessionwatch.domain.signals import to_epoch_ms
+from sessionwatch.domain.watch_cursor import CursorKey, CursorState, MaterialSignalSeen
+
+logger = logging.getLogger("sessionwatch")
+logger.addHandler(logging.NullHandler())  # a library never prints through logging's last resort
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+Wake = tuple[str, str]
+"""(watcher key, reason) of one wake request."""
+
+
+@dataclass(frozen=True, slots=True)
+class Done(Generic[R]):
+    """What a committed write answers: its result, the wakes it owes, whether it recorded signals."""
+
+    value: R
+    wakes: Sequence[Wake] = ()
+    recorded: bool = False  # a prune may be due after a record
+
+
+@dataclass(frozen=True, slots=True)
+class Work(Generic[T, R]):
+    """One write: `run` inside the transaction, then `finish` on its outcome once committed.
+
+    `run` may run again alone (group commit retries each write of a failed shared transaction), so
+    it reads only what `tx` gives it.
+    """
+
+    run: Callable[[WriteTransaction], T]
+    finish: Callable[[T], Done[R]]
+
+
+def done(value: R) -> Done[R]:
+    """A write that owes nothing after its commit."""
+    return Done(value)
+
+
+@dataclass(eq=False)
+class Core:
+    """What every use case runs against; one per open store."""
+
+    store: SignalStore
+    clock: Clock
+    waker: Waker | None
+    retention: Retention
+    archive: JsonlArchive | None
+    writes: GroupCommit
+    """The one write path: writes from several threads share a transaction (ADR-0016)."""
+    active_runs: ActiveRuns
+    """The runs this process started and has not ended (the monitor skips their sessions)."""
+    run_ledger: RunLedger
+    """Every run this process heard of, with its requester and outcome."""
+    upstream_streaks: MissingStreaks
+    """The upstream monitor's missing streaks per link version (ADR-0010)."""
+    monitors: Monitors
+    """The upstream monitors started over this store (stopped when it closes)."""
+    last_prune_ms: int
+    """When this process last saw a prune run (the throttle's start, ADR-0008)."""
+
+    @classmethod
+    def build(cls, store: SignalStore, *, clock: Clock, waker: Waker | None, retention: Retention) -> Core:
+        """A core over `store`; the prune throttle counts from the last prune, else from now."""
+        return cls(
+            store=store,
+            clock=clock,
+            waker=waker,
+            retention=retention,
+            archive=JsonlArchive(retention.archive) if retention.archive else None,
+            writes=GroupCommit(store),
+            active_runs=ActiveRuns(),
+            run_ledger=RunLedger(),
+            upstream_streaks=MissingStreaks(),
+            monitors=Monitors(),
+            last_prune_ms=store.last_prune_ms() or to_epoch_ms(clock.now()),
+        )
+
+    def now_ms(self) -> int:
+        """The clock's time in epoch milliseconds."""
+        return to_epoch_ms(self.clock.now())
+
+
+def wake_reason(target_key: str) -> str:
+    """The heartbeat reason for a stale target."""
+    return f"session-state:{target_key}"
+
+
+def wakes_of(notices: Iterable[CursorState | CursorKey | MaterialSignalSeen]) -> list[Wake]:
+    """Wake requests for watchers that got a pending notice; subagents see it on their next turn.
+
+    A watcher whose notice was already pending got nothing new, so it is not woken again: wakes
+    may be coalesced, and the durable notice is never lost.
+    """
+    return [(n.watcher, wake_reason(n.target_key)) for n in notices if not is_subagent_key(n.watcher)]
+
+
+def publish(waker: Waker | None, wakes: Iterable[Wake]) -> list[str]:
+    """Ask the host to wake each watcher once per reason, after the commit; never raises.
+
+    Returns the watchers woken (a failing waker is logged and leaves its watcher out).
+    """
+    woken: list[str] = []
+    if waker is None:
+        return woken
+    for watcher, reason in dict.fromkeys(wakes):
+        try:
+            waker.wake(watcher, reason)
+        except Exception as exc:  # noqa: BLE001 - a failing waker never undoes a committed record
+            logger.warning(
+                "sessionwatch: wake failed (watcher=%r reason=%s error=%s)",
+                watcher,
+                reason,
+                type(exc).__name__,
+                extra={"watcher": watcher, "reason": reason, "error": type(exc).__name__},
+            )
+        else:
+            woken.append(watcher)
+    return woken

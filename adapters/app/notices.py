@@ -1,0 +1,147 @@
+"""Watching and notice use cases: register and remove watches, read, drain and acknowledge notices.
+
+A watch starts at the target's head and never clobbers an existing cursor. Acknowledging sets
+`L := N` and leaves exactly one follow-up notice where more arrived (`M > N`), whose watcher is
+woken after the commit. Reading notices or cursors never acknowledges anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from sessionwatch.adapters.app.checks import query_cursor_key, query_key
+from sessionwatch.adapters.app.core import Core, Done, Work, done, wakes_of
+from sessionwatch.adapters.stores.port import WriteTransaction
+from sessionwatch.domain import watch_cursor
+from sessionwatch.domain.errors import InvalidQuery, InvalidSignal
+from sessionwatch.domain.keys import check_key, resolve_identity
+from sessionwatch.domain.watch_cursor import (
+    AcknowledgeNotice,
+    CursorKey,
+    CursorState,
+    RegisterWatch,
+    RemoveWatch,
+)
+from sessionwatch.projections.models import Cursor, Notice
+
+
+def key_fields(key: CursorKey) -> dict[str, str]:
+    """A cursor key as the fields of a cursor command."""
+    return {"watcher": key.watcher, "target_key": key.target_key, "target_agent_id": key.target_agent_id}
+
+
+def watch(
+    core: Core, watcher_key: object, target_key: object, *, target_agent_id: object = None
+) -> Work[bool, bool] | bool:
+    """Register an explicit watch at the target's current head.
+
+    False, writing nothing, for a watcher that is not agent-qualified, a bare target without its
+    agent id, or a self-watch; else the work registering it (True; an existing cursor is kept).
+    """
+    watcher = check_key(watcher_key, "watcher_key")
+    check_key(target_key, "target_key")
+    if not watch_cursor.can_watch(watcher):
+        return False
+    try:
+        target = resolve_identity(target_key, target_agent_id, "target_key")
+    except InvalidSignal:
+        return False
+    if watch_cursor.watcher_identity(watcher) == target:
+        return False
+    key = CursorKey(watcher, target.session_key, target.agent_id)
+
+    def run(tx: WriteTransaction) -> bool:
+        current = tx.cursor(key)
+        command = RegisterWatch(**key_fields(key), at_ms=core.now_ms(), head=tx.session(target).head)
+        events = watch_cursor.decide(command, current)
+        if events:
+            tx.append_cursor(key, events, before=current)
+        return True
+
+    return Work(run, done)
+
+
+def unwatch(
+    core: Core, watcher_key: object, target_key: object, *, target_agent_id: object = None
+) -> Work[bool, bool]:
+    """Stop watching; True when a cursor was removed."""
+    key = query_cursor_key(watcher_key, target_key, target_agent_id)
+
+    def run(tx: WriteTransaction) -> bool:
+        current = tx.cursor(key)
+        events = watch_cursor.decide(RemoveWatch(**key_fields(key), at_ms=core.now_ms()), current)
+        if events:
+            tx.append_cursor(key, events, before=current)
+        return bool(events)
+
+    return Work(run, done)
+
+
+def cursor(
+    core: Core, watcher_key: object, target_key: object, *, target_agent_id: object = None
+) -> Cursor | None:
+    """The watcher's cursor on the target, or None."""
+    state = core.store.cursor(query_cursor_key(watcher_key, target_key, target_agent_id))
+    return Cursor.from_state(state) if state is not None else None
+
+
+def pending_notices(core: Core, watcher_key: object) -> list[Notice]:
+    """The watcher's pending notices, one per stale target, without acknowledging them."""
+    watcher = query_key(watcher_key, "watcher_key")
+    return [Notice.from_state(c) for c in core.store.cursors_of(watcher, pending_only=True)]
+
+
+def drain(core: Core, watcher_key: object) -> Work[tuple[list[CursorState], list[CursorState]], list[Notice]]:
+    """Return the pending notices and acknowledge each; a follow-up where more arrived."""
+    watcher = query_key(watcher_key, "watcher_key")
+
+    def run(tx: WriteTransaction) -> tuple[list[CursorState], list[CursorState]]:
+        pending = tx.cursors_of(watcher, pending_only=True)
+        return pending, acknowledge_in(tx, pending, core.now_ms())
+
+    def finish(outcome: tuple[list[CursorState], list[CursorState]]) -> Done[list[Notice]]:
+        pending, follow_ups = outcome
+        return Done([Notice.from_state(c) for c in pending], wakes_of(follow_ups))
+
+    return Work(run, finish)
+
+
+def acknowledge(
+    core: Core, watcher_key: object, targets: Iterable[str | Notice]
+) -> Work[list[CursorState], None]:
+    """Two-phase alternative to `drain`: acknowledge the notices read with `pending_notices`.
+
+    A `Notice` names its target exactly; a key names every target with that key.
+    """
+    watcher = query_key(watcher_key, "watcher_key")
+    if isinstance(targets, str | bytes | Mapping) or not isinstance(targets, Iterable):
+        raise InvalidQuery("targets", "must be an iterable of target keys or notices")
+    chosen_targets = list(targets)  # read twice below; a generator must not be spent by the first pass
+    if any(not isinstance(t, str | Notice) for t in chosen_targets):
+        raise InvalidQuery("targets", "each target must be a session key or a Notice")
+    exact = {(t.target, t.target_agent_id) for t in chosen_targets if isinstance(t, Notice)}
+    by_key = {query_key(t, "targets") for t in chosen_targets if isinstance(t, str)}
+
+    def run(tx: WriteTransaction) -> list[CursorState]:
+        chosen = [
+            c
+            for c in tx.cursors_of(watcher, pending_only=True)
+            if (c.target_key, c.target_agent_id) in exact or c.target_key in by_key
+        ]
+        return acknowledge_in(tx, chosen, core.now_ms())
+
+    return Work(run, lambda follow_ups: Done(None, wakes_of(follow_ups)))
+
+
+def acknowledge_in(tx: WriteTransaction, cursors: Sequence[CursorState], at_ms: int) -> list[CursorState]:
+    """Acknowledge each cursor inside `tx` at `at_ms`; those left with a follow-up notice."""
+    follow_ups = []
+    for current in cursors:
+        events = watch_cursor.decide(AcknowledgeNotice(**key_fields(current.key), at_ms=at_ms), current)
+        tx.append_cursor(current.key, events, before=current)
+        after: CursorState | None = current
+        for event in events:
+            after = watch_cursor.evolve(after, event)
+        if after is not None and after.pending:
+            follow_ups.append(after)
+    return follow_ups

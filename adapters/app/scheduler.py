@@ -1,0 +1,48 @@
+"""The caller's-thread scheduler: runs a use case's `Work` through group commit, then what it owes.
+
+Every write of the sync façade goes this one way: the work runs in a write transaction shared with
+concurrent callers (ADR-0016), then its wakes are published after the commit, then, after a
+record, a prune runs if one is due (a failure of that prune never fails the record).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from sessionwatch.adapters.app import maintenance
+from sessionwatch.adapters.app.core import Core, Done, Work, logger, publish
+
+R = TypeVar("R")
+
+
+class CallerScheduler:
+    """Runs work on the calling thread; thread-safe (group commit serializes the transactions)."""
+
+    def __init__(self, core: Core) -> None:
+        self._core = core
+
+    def run(self, work: Work[Any, R]) -> R:
+        """Run `work`, publish its wakes, prune when due after a record; the work's result."""
+        return self.run_woken(work)[0]
+
+    def settle(self, step: Work[Any, R] | R) -> R:
+        """Run a use case's answer when it is work; an answer it gave without writing, as it is."""
+        return self.run(step) if isinstance(step, Work) else step
+
+    def run_woken(self, work: Work[Any, R]) -> tuple[R, list[str]]:
+        """`run`, and the watchers its wakes reached."""
+        core = self._core
+        result: Done[R] = work.finish(core.writes.run(work.run))
+        woken = publish(core.waker, result.wakes) if result.wakes else []
+        if result.recorded:
+            self._prune_if_due()
+        return result.value, woken
+
+    def _prune_if_due(self) -> None:
+        due = maintenance.prune_if_due(self._core)
+        if due is None:
+            return
+        try:
+            self.run(due)
+        except Exception as exc:  # noqa: BLE001 - the record is committed; pruning retries next time
+            logger.warning("sessionwatch: prune failed (error=%s)", type(exc).__name__)
