@@ -34,8 +34,9 @@ from sessionwatch.adapters.stores.port import StoredHistory, StoreError
 from sessionwatch.adapters.stores.postgres_listener import Deliver, PostgresWakeListener
 from sessionwatch.adapters.stores.sql import postgres_schema as sql
 from sessionwatch.adapters.stores.sql import rows as sql_rows
-from sessionwatch.adapters.stores.sql import write as sql_write
-from sessionwatch.adapters.stores.sql.write import ArchiveRow, SetBasedWrite
+from sessionwatch.adapters.stores.sql.dialect import ArchiveRow
+from sessionwatch.adapters.stores.sql.migrate import migrate
+from sessionwatch.adapters.stores.sql.write import SqlWrite
 from sessionwatch.adapters.stores.urls import InvalidStoreUrl, PostgresUrl
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity, is_subagent_key
@@ -221,62 +222,88 @@ def _one(c: Cursor) -> TupleRow:
     return row
 
 
-class _PostgresWrite(SetBasedWrite):
-    """One transaction holding the write lock over the PostgreSQL read models, and the wakes it owes."""
+class _PostgresDialect:
+    """PostgreSQL's side of one transaction holding the write lock: the counter and the wakes it owes."""
 
     sql = sql
 
-    def __init__(self, cursor: Cursor, counter: int, wake_payload: Callable[[str, str], str]) -> None:
-        super().__init__(cursor)
+    def __init__(self, counter: int, wake_payload: Callable[[str, str], str]) -> None:
         self._counter = self._next = counter
         self._wake_payload = wake_payload
         self._wakes: dict[tuple[str, str], None] = {}
 
-    def _stream_key(self, stream: UUID) -> object:
+    def stream_key(self, stream: UUID) -> object:
+        """A stream id as psycopg binds it: the UUID itself."""
         return stream
 
-    def _insert_event(self, stream_key: object, version: int, event: DomainEvent) -> int:
-        self._c.execute(sql.INSERT_EVENT, (stream_key, version, event.type, encode(event)))
-        return int(self._one()[0])
+    def insert_event(self, raw: Cursor, stream_key: object, version: int, event: DomainEvent) -> int:
+        """Insert the event; its `bigserial` notification id comes back."""
+        raw.execute(sql.INSERT_EVENT, (stream_key, version, event.type, encode(event)))
+        return int(_one(raw)[0])
 
-    def _archive_row(self, row: Sequence[Any]) -> ArchiveRow:
+    def has_queued_events(self) -> bool:
+        """Events are inserted at once: none wait."""
+        return False
+
+    def write_queued_events(self, raw: Cursor) -> None:
+        """Events are inserted at once: nothing to write."""
+        del raw
+
+    def next_sequence(self, raw: Cursor) -> int:
+        """The next sequence after the counter row read under the lock; written once, in `finish`."""
+        del raw
+        self._next += 1
+        return self._next
+
+    def cursor(self, statement: Cursor, key: CursorKey) -> CursorState | None:
+        """One cursor as of this transaction."""
+        return _cursor(statement, key)
+
+    def cursors_of(self, statement: Cursor, watcher: str, *, pending_only: bool) -> list[CursorState]:
+        """The watcher's cursors as of this transaction."""
+        return _cursors_of(statement, watcher, pending_only=pending_only)
+
+    def archive_row(self, row: Sequence[Any]) -> ArchiveRow:
+        """A stored-event row, its body as bytes."""
         nid, stream, version, topic, body = row
         return nid, stream, version, topic, bytes(body)
 
-    def _bulk_insert(self, table: str, columns: str, rows: Sequence[Sequence[object]]) -> None:
+    def bulk_insert(
+        self, statement: Cursor, table: str, columns: str, rows: Sequence[Sequence[object]]
+    ) -> None:
+        """`COPY ... FROM STDIN`."""
         if rows:
-            with self._c.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+            with statement.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
 
-    def _after_load(self, last_notification_id: int) -> None:
-        if last_notification_id:
-            self._c.execute(sql.SET_NOTIFICATION_ID, (last_notification_id,))
-            self.vacuum_due = True  # analyze the loaded tables before the planner meets them
+    def after_load(self, statement: Cursor, last_notification_id: int) -> bool:
+        """Move the `bigserial` past the loaded ids; the loaded tables are analyzed after the commit."""
+        if not last_notification_id:
+            return False
+        statement.execute(sql.SET_NOTIFICATION_ID, (last_notification_id,))
+        return True
 
-    def _wake(self, watcher: str, target_key: str) -> None:
-        """Owe `watcher` a cross-process wake (SPEC §16); subagents are never woken (SPEC §6.4)."""
+    def before_deleting_signals(self, statement: Cursor) -> None:
+        """The counter row is written by every write that takes a sequence: no floor to raise."""
+        del statement
+
+    def owe_wake(self, watcher: str, target_key: str) -> None:
+        """Owe `watcher` a cross-process wake (ADR-0009); subagents are never woken."""
         if not is_subagent_key(watcher):
             self._wakes[watcher, target_key] = None
 
-    def next_sequence(self) -> int:
-        self._next += 1  # the counter row was read under the lock; it is written once, in `finish`
-        return self._next
-
-    def cursor(self, key: CursorKey) -> CursorState | None:
-        return _cursor(self._c, key)
-
-    def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
-        return _cursors_of(self._c, watcher, pending_only=pending_only)
-
-    def finish(self) -> None:
+    def finish(self, statement: Cursor) -> None:
         """Write the counter once, and NOTIFY the wakes (delivered only if the commit succeeds)."""
-        super().finish()
         if self._next != self._counter:
-            self._c.execute(sql.WRITE_COUNTER, (self._next,))
+            statement.execute(sql.WRITE_COUNTER, (self._next,))
         if self._wakes:
             payloads = [self._wake_payload(watcher, target) for watcher, target in self._wakes]
-            self._c.execute(sql.NOTIFY_WAKES, (sql.WAKE_CHANNEL, payloads))
+            statement.execute(sql.NOTIFY_WAKES, (sql.WAKE_CHANNEL, payloads))
+
+    def keep(self, *, wholesale: bool) -> None:
+        """Nothing outlives a transaction: every writer reads the counter under the lock."""
+        del wholesale
 
 
 class PostgresSignalStore:
@@ -308,7 +335,7 @@ class PostgresSignalStore:
             c.execute(f"SET LOCAL search_path TO {self.schema}")
             for statement in sql.SCHEMA:
                 c.execute(statement)
-            sql_write.migrate(c, sql)
+            migrate(c, sql)
 
     def _wake_payload(self, watcher: str, target_key: str) -> str:
         body = {"schema": self.schema, "origin": self.origin, "watcher": watcher, "target": target_key}
@@ -317,13 +344,13 @@ class PostgresSignalStore:
     # ----------------------------------------------------------------------------------- writes
 
     @contextmanager
-    def write(self) -> Iterator[_PostgresWrite]:
+    def write(self) -> Iterator[SqlWrite]:
         """An exclusive write transaction (the counter row's lock), committed when the block exits."""
         try:
             conn, counter = self._begin_locked()
             try:
                 with conn.cursor() as c:
-                    tx = _PostgresWrite(c, counter, self._wake_payload)
+                    tx = SqlWrite(c, _PostgresDialect(counter, self._wake_payload))
                     try:
                         yield tx
                         tx.finish()

@@ -28,8 +28,10 @@ from sessionwatch.adapters.stores.mapper import (
 from sessionwatch.adapters.stores.port import StoredHistory, StoreError
 from sessionwatch.adapters.stores.sql import rows as sql_rows
 from sessionwatch.adapters.stores.sql import sqlite_schema as sql
-from sessionwatch.adapters.stores.sql import write as sql_write
-from sessionwatch.adapters.stores.sql.write import ArchiveRow, SetBasedWrite, WriteCache
+from sessionwatch.adapters.stores.sql.dialect import ArchiveRow
+from sessionwatch.adapters.stores.sql.migrate import migrate
+from sessionwatch.adapters.stores.sql.queue import WriteCache
+from sessionwatch.adapters.stores.sql.write import SqlWrite
 from sessionwatch.adapters.stores.sqlite_recorder import SqliteEventRecorder
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
@@ -183,87 +185,111 @@ def _cursor(c: sqlite3.Cursor, key: CursorKey) -> CursorState | None:
     return sql_rows.cursor_state(row) if row is not None else None
 
 
-class _SqliteWrite(SetBasedWrite):
-    """One `BEGIN IMMEDIATE` transaction over the SQLite read models."""
+class _SqliteDialect:
+    """SQLite's side of one `BEGIN IMMEDIATE` transaction: queued events, cached counters."""
 
     sql = sql
 
-    def __init__(self, cursor: sqlite3.Cursor, cache: WriteCache) -> None:
-        super().__init__(cursor, cache)
-        self._counters = cache.counters
+    def __init__(self, counters: dict[str, int]) -> None:
+        self._counters = counters
         self._next: int | None = None
         self._last_notification_id: int | None = None
         self._event_rows: list[tuple[int, object, int, str, bytes]] = []
 
-    def _stream_key(self, stream: UUID) -> object:
+    def stream_key(self, stream: UUID) -> object:
+        """A stream id as SQLite binds it: its hex text."""
         return stream.hex
 
-    def _insert_event(self, stream_key: object, version: int, event: DomainEvent) -> int:
+    def insert_event(self, raw: sqlite3.Cursor, stream_key: object, version: int, event: DomainEvent) -> int:
         """Queue the event under the next notification id, allocated here (ADR-0017).
 
         The write lock is held, so nobody else takes ids meanwhile; inserting them explicitly keeps
-        AUTOINCREMENT's `sqlite_sequence` above every id ever used (ADR-0006).
+        AUTOINCREMENT's `sqlite_sequence` above every id ever used (ADR-0025).
         """
         if self._last_notification_id is None:
-            self._last_notification_id = self._counter(sql.SELECT_LAST_NOTIFICATION_ID)
+            self._last_notification_id = self._counter(raw, sql.SELECT_LAST_NOTIFICATION_ID)
         self._last_notification_id += 1
         self._event_rows.append((self._last_notification_id, stream_key, version, event.type, encode(event)))
         return self._last_notification_id
 
-    def _has_queued_events(self) -> bool:
+    def has_queued_events(self) -> bool:
+        """Whether stored events wait to be written."""
         return bool(self._event_rows)
 
-    def _write_queued_events(self) -> None:
+    def write_queued_events(self, raw: sqlite3.Cursor) -> None:
+        """Write the queued stored events in one statement."""
         if len(self._event_rows) == 1:
-            self._raw.execute(sql.INSERT_EVENT, self._event_rows[0])
+            raw.execute(sql.INSERT_EVENT, self._event_rows[0])
         elif self._event_rows:
-            self._raw.executemany(sql.INSERT_EVENT, self._event_rows)
+            raw.executemany(sql.INSERT_EVENT, self._event_rows)
         self._event_rows.clear()
 
-    def _archive_row(self, row: Sequence[Any]) -> ArchiveRow:
-        nid, stream, version, topic, body = row
-        return nid, UUID(hex=stream), version, topic, body
-
-    def _bulk_insert(self, table: str, columns: str, rows: Sequence[Sequence[object]]) -> None:
-        if rows:
-            marks = ",".join("?" * len(rows[0]))
-            self._c.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", rows)
-
-    def _counter(self, query: str) -> int:
-        """A counter's committed value: remembered from this process's last write, else read."""
-        value = self._counters.get(query)
-        if value is None:
-            self._raw.execute(query)
-            value = int(self._one()[0])
-        return value
-
-    def next_sequence(self) -> int:
+    def next_sequence(self, raw: sqlite3.Cursor) -> int:
         """The next sequence: above the counter row (a floor) and every signal row (ADR-0019).
 
         Nothing else records it: the signal row it becomes does, in the same transaction.
         """
         if self._next is None:
-            self._next = self._counter(sql.SELECT_COUNTER)
+            self._next = self._counter(raw, sql.SELECT_COUNTER)
         self._next += 1
         return self._next
 
-    def keep(self) -> None:
-        super().keep()
-        if not self.wholesale:  # a wholesale change emptied the cache, counters included
+    def _counter(self, raw: sqlite3.Cursor, query: str) -> int:
+        """A counter's committed value: remembered from this process's last write, else read."""
+        value = self._counters.get(query)
+        if value is None:
+            raw.execute(query)
+            row = raw.fetchone()
+            if row is None:  # counters always return a row
+                raise LookupError("the store returned no row where one was due")
+            value = int(row[0])
+        return value
+
+    def cursor(self, statement: sqlite3.Cursor, key: CursorKey) -> CursorState | None:
+        """One cursor as of this transaction."""
+        return _cursor(statement, key)
+
+    def cursors_of(self, statement: sqlite3.Cursor, watcher: str, *, pending_only: bool) -> list[CursorState]:
+        """The watcher's cursors as of this transaction."""
+        return _cursors_of(statement, watcher, pending_only=pending_only)
+
+    def archive_row(self, row: Sequence[Any]) -> ArchiveRow:
+        """A stored-event row, its stream id read back from hex."""
+        nid, stream, version, topic, body = row
+        return nid, UUID(hex=stream), version, topic, body
+
+    def bulk_insert(
+        self, statement: sqlite3.Cursor, table: str, columns: str, rows: Sequence[Sequence[object]]
+    ) -> None:
+        """`executemany` of one `INSERT`."""
+        if rows:
+            marks = ",".join("?" * len(rows[0]))
+            statement.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", rows)
+
+    def after_load(self, statement: sqlite3.Cursor, last_notification_id: int) -> bool:
+        """Explicit ids keep AUTOINCREMENT's record above them by themselves: nothing to do."""
+        del statement, last_notification_id
+        return False
+
+    def before_deleting_signals(self, statement: sqlite3.Cursor) -> None:
+        """The counter row is a floor (ADR-0019): raise it to the newest signal before rows go."""
+        statement.execute(sql.RAISE_COUNTER)
+
+    def owe_wake(self, watcher: str, target_key: str) -> None:
+        """One process writes a SQLite file's wakes itself: nobody else is owed one."""
+        del watcher, target_key
+
+    def finish(self, statement: sqlite3.Cursor) -> None:
+        """The sequence needs no write of its own: its signal row records it."""
+        del statement
+
+    def keep(self, *, wholesale: bool) -> None:
+        """Remember the counters this transaction advanced (a wholesale change emptied them)."""
+        if not wholesale:
             if self._next is not None:
                 self._counters[sql.SELECT_COUNTER] = self._next
             if self._last_notification_id is not None:
                 self._counters[sql.SELECT_LAST_NOTIFICATION_ID] = self._last_notification_id
-
-    def cursor(self, key: CursorKey) -> CursorState | None:
-        return _cursor(self._c, key)
-
-    def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
-        return _cursors_of(self._c, watcher, pending_only=pending_only)
-
-    def _before_deleting_signals(self) -> None:
-        """The counter row is a floor (ADR-0019): raise it to the newest signal before rows go."""
-        self._c.execute(sql.RAISE_COUNTER)
 
 
 def _file_identity(path: Path | str) -> tuple[int, int] | None:
@@ -359,7 +385,7 @@ class SqliteSignalStore:
                 return
 
     @contextmanager
-    def write(self) -> Iterator[_SqliteWrite]:
+    def write(self) -> Iterator[SqlWrite]:
         """An exclusive write transaction (`BEGIN IMMEDIATE`), committed when the block exits.
 
         Every write of this store runs on its one writer connection, one at a time (ADR-0018). It
@@ -380,9 +406,9 @@ class SqliteSignalStore:
                 if not self._schema_ready:
                     for statement in sql.SCHEMA:
                         cursor.execute(statement)
-                    sql_write.migrate(cursor, sql)
+                    migrate(cursor, sql)
                     self._cache.clear()
-                tx = _SqliteWrite(cursor, self._cache)
+                tx = SqlWrite(cursor, _SqliteDialect(self._cache.counters), self._cache)
                 yield tx
                 tx.finish()
                 connection.commit()
