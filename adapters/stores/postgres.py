@@ -17,7 +17,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from typing import Any, Final, NoReturn, TypeAlias, TypeVar
+from typing import Final, NoReturn, TypeAlias, TypeVar
 from urllib.parse import unquote, urlsplit
 from uuid import UUID
 
@@ -29,17 +29,16 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import TransactionStatus
 from psycopg.rows import TupleRow
 
-from sessionwatch.adapters.stores.mapper import encode
 from sessionwatch.adapters.stores.port import StoredHistory, StoreError
 from sessionwatch.adapters.stores.postgres_listener import Deliver, PostgresWakeListener
 from sessionwatch.adapters.stores.sql import postgres_schema as sql
 from sessionwatch.adapters.stores.sql import rows as sql_rows
-from sessionwatch.adapters.stores.sql.dialect import ArchiveRow
 from sessionwatch.adapters.stores.sql.migrate import migrate
+from sessionwatch.adapters.stores.sql.postgres_dialect import PostgresDialect, cursor, cursors_of, one
 from sessionwatch.adapters.stores.sql.write import SqlWrite
 from sessionwatch.adapters.stores.urls import InvalidStoreUrl, PostgresUrl
 from sessionwatch.domain.events import DomainEvent
-from sessionwatch.domain.keys import SessionIdentity, is_subagent_key
+from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.session import (
     SessionDeleted,
     SessionReset,
@@ -204,108 +203,6 @@ def _wrap(exc: BaseException) -> StoreError:
     return StoreError(f"{type(exc).__name__}: {exc}".strip())
 
 
-def _cursors_of(c: Cursor, watcher: str, *, pending_only: bool) -> list[CursorState]:
-    c.execute(sql.SELECT_PENDING_OF if pending_only else sql.SELECT_CURSORS_OF, (watcher,))
-    return [sql_rows.cursor_state(row) for row in c.fetchall()]
-
-
-def _cursor(c: Cursor, key: CursorKey) -> CursorState | None:
-    c.execute(sql.SELECT_CURSOR, (key.target_key, key.target_agent_id, key.watcher))
-    row = c.fetchone()
-    return sql_rows.cursor_state(row) if row is not None else None
-
-
-def _one(c: Cursor) -> TupleRow:
-    row = c.fetchone()
-    if row is None:  # aggregates and counters always return a row
-        raise StoreError("PostgreSQL returned no row where one was due")
-    return row
-
-
-class _PostgresDialect:
-    """PostgreSQL's side of one transaction holding the write lock: the counter and the wakes it owes."""
-
-    sql = sql
-
-    def __init__(self, counter: int, wake_payload: Callable[[str, str], str]) -> None:
-        self._counter = self._next = counter
-        self._wake_payload = wake_payload
-        self._wakes: dict[tuple[str, str], None] = {}
-
-    def stream_key(self, stream: UUID) -> object:
-        """A stream id as psycopg binds it: the UUID itself."""
-        return stream
-
-    def insert_event(self, raw: Cursor, stream_key: object, version: int, event: DomainEvent) -> int:
-        """Insert the event; its `bigserial` notification id comes back."""
-        raw.execute(sql.INSERT_EVENT, (stream_key, version, event.type, encode(event)))
-        return int(_one(raw)[0])
-
-    def has_queued_events(self) -> bool:
-        """Events are inserted at once: none wait."""
-        return False
-
-    def write_queued_events(self, raw: Cursor) -> None:
-        """Events are inserted at once: nothing to write."""
-        del raw
-
-    def next_sequence(self, raw: Cursor) -> int:
-        """The next sequence after the counter row read under the lock; written once, in `finish`."""
-        del raw
-        self._next += 1
-        return self._next
-
-    def cursor(self, statement: Cursor, key: CursorKey) -> CursorState | None:
-        """One cursor as of this transaction."""
-        return _cursor(statement, key)
-
-    def cursors_of(self, statement: Cursor, watcher: str, *, pending_only: bool) -> list[CursorState]:
-        """The watcher's cursors as of this transaction."""
-        return _cursors_of(statement, watcher, pending_only=pending_only)
-
-    def archive_row(self, row: Sequence[Any]) -> ArchiveRow:
-        """A stored-event row, its body as bytes."""
-        nid, stream, version, topic, body = row
-        return nid, stream, version, topic, bytes(body)
-
-    def bulk_insert(
-        self, statement: Cursor, table: str, columns: str, rows: Sequence[Sequence[object]]
-    ) -> None:
-        """`COPY ... FROM STDIN`."""
-        if rows:
-            with statement.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
-
-    def after_load(self, statement: Cursor, last_notification_id: int) -> bool:
-        """Move the `bigserial` past the loaded ids; the loaded tables are analyzed after the commit."""
-        if not last_notification_id:
-            return False
-        statement.execute(sql.SET_NOTIFICATION_ID, (last_notification_id,))
-        return True
-
-    def before_deleting_signals(self, statement: Cursor) -> None:
-        """The counter row is written by every write that takes a sequence: no floor to raise."""
-        del statement
-
-    def owe_wake(self, watcher: str, target_key: str) -> None:
-        """Owe `watcher` a cross-process wake (ADR-0009); subagents are never woken."""
-        if not is_subagent_key(watcher):
-            self._wakes[watcher, target_key] = None
-
-    def finish(self, statement: Cursor) -> None:
-        """Write the counter once, and NOTIFY the wakes (delivered only if the commit succeeds)."""
-        if self._next != self._counter:
-            statement.execute(sql.WRITE_COUNTER, (self._next,))
-        if self._wakes:
-            payloads = [self._wake_payload(watcher, target) for watcher, target in self._wakes]
-            statement.execute(sql.NOTIFY_WAKES, (sql.WAKE_CHANNEL, payloads))
-
-    def keep(self, *, wholesale: bool) -> None:
-        """Nothing outlives a transaction: every writer reads the counter under the lock."""
-        del wholesale
-
-
 class PostgresSignalStore:
     """The shared store: one PostgreSQL schema, written by any number of processes."""
 
@@ -350,7 +247,7 @@ class PostgresSignalStore:
             conn, counter = self._begin_locked()
             try:
                 with conn.cursor() as c:
-                    tx = SqlWrite(c, _PostgresDialect(counter, self._wake_payload))
+                    tx = SqlWrite(c, PostgresDialect(counter, self._wake_payload))
                     try:
                         yield tx
                         tx.finish()
@@ -383,7 +280,7 @@ class PostgresSignalStore:
                 with conn.cursor() as c:
                     c.execute("BEGIN")
                     c.execute(sql.LOCK_AND_READ_COUNTER)
-                    return conn, int(_one(c)[0])
+                    return conn, int(one(c)[0])
             except BaseException as exc:
                 lost = isinstance(exc, psycopg.Error) and _is_connection_loss(conn, exc)
                 if not lost:
@@ -472,11 +369,11 @@ class PostgresSignalStore:
 
     def cursor(self, key: CursorKey) -> CursorState | None:
         """One cursor, or None."""
-        return self._read(lambda c: _cursor(c, key))
+        return self._read(lambda c: cursor(c, key))
 
     def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
         """The watcher's cursors, ordered by target."""
-        return self._read(lambda c: _cursors_of(c, watcher, pending_only=pending_only))
+        return self._read(lambda c: cursors_of(c, watcher, pending_only=pending_only))
 
     def upstream_link(self, identity: SessionIdentity) -> UpstreamLinkState | None:
         """The identity's link row, a tombstone included."""
@@ -538,7 +435,7 @@ class PostgresSignalStore:
             with self._connections.connection() as conn, conn.cursor() as c, conn.transaction():
                 c.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 c.execute(sql.SELECT_COUNTER)
-                sequence = int(_one(c)[0])
+                sequence = int(one(c)[0])
                 versions = sql_rows.stream_versions(c, sql)
                 yield StoredHistory(sequence, versions, sql_rows.stored_rows(c, sql, _REPLAY_PAGE))
         except psycopg.Error as exc:

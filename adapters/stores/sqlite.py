@@ -15,22 +15,19 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
 from urllib.parse import quote
 from uuid import UUID
 
 from eventsourcing.persistence import ConnectionPoolClosedError, PersistenceError
 from eventsourcing.sqlite import SQLiteConnection, SQLiteConnectionPool, SQLiteDatastore
 
-from sessionwatch.adapters.stores.mapper import (
-    encode,
-)
 from sessionwatch.adapters.stores.port import StoredHistory, StoreError
 from sessionwatch.adapters.stores.sql import rows as sql_rows
 from sessionwatch.adapters.stores.sql import sqlite_schema as sql
-from sessionwatch.adapters.stores.sql.dialect import ArchiveRow
 from sessionwatch.adapters.stores.sql.migrate import migrate
 from sessionwatch.adapters.stores.sql.queue import WriteCache
+from sessionwatch.adapters.stores.sql.sqlite_dialect import SqliteDialect, cursor, cursors_of
 from sessionwatch.adapters.stores.sql.write import SqlWrite
 from sessionwatch.adapters.stores.sqlite_recorder import SqliteEventRecorder
 from sessionwatch.domain.events import DomainEvent
@@ -169,129 +166,6 @@ class _Datastore(SQLiteDatastore):
         self.pool = _Pool(synchronous=synchronous, db_name=db_name, lock_timeout=lock_timeout)
 
 
-def _cursors_of(c: sqlite3.Cursor, watcher: str, *, pending_only: bool) -> list[CursorState]:
-    pending = " AND notified > last_seen" if pending_only else ""
-    c.execute(
-        f"SELECT {sql.CURSOR_COLUMNS} FROM sw_cursors WHERE watcher=?{pending}"
-        " ORDER BY target_key, target_agent_id",
-        (watcher,),
-    )
-    return [sql_rows.cursor_state(row) for row in c.fetchall()]
-
-
-def _cursor(c: sqlite3.Cursor, key: CursorKey) -> CursorState | None:
-    c.execute(sql.SELECT_CURSOR, (key.target_key, key.target_agent_id, key.watcher))
-    row = c.fetchone()
-    return sql_rows.cursor_state(row) if row is not None else None
-
-
-class _SqliteDialect:
-    """SQLite's side of one `BEGIN IMMEDIATE` transaction: queued events, cached counters."""
-
-    sql = sql
-
-    def __init__(self, counters: dict[str, int]) -> None:
-        self._counters = counters
-        self._next: int | None = None
-        self._last_notification_id: int | None = None
-        self._event_rows: list[tuple[int, object, int, str, bytes]] = []
-
-    def stream_key(self, stream: UUID) -> object:
-        """A stream id as SQLite binds it: its hex text."""
-        return stream.hex
-
-    def insert_event(self, raw: sqlite3.Cursor, stream_key: object, version: int, event: DomainEvent) -> int:
-        """Queue the event under the next notification id, allocated here (ADR-0017).
-
-        The write lock is held, so nobody else takes ids meanwhile; inserting them explicitly keeps
-        AUTOINCREMENT's `sqlite_sequence` above every id ever used (ADR-0025).
-        """
-        if self._last_notification_id is None:
-            self._last_notification_id = self._counter(raw, sql.SELECT_LAST_NOTIFICATION_ID)
-        self._last_notification_id += 1
-        self._event_rows.append((self._last_notification_id, stream_key, version, event.type, encode(event)))
-        return self._last_notification_id
-
-    def has_queued_events(self) -> bool:
-        """Whether stored events wait to be written."""
-        return bool(self._event_rows)
-
-    def write_queued_events(self, raw: sqlite3.Cursor) -> None:
-        """Write the queued stored events in one statement."""
-        if len(self._event_rows) == 1:
-            raw.execute(sql.INSERT_EVENT, self._event_rows[0])
-        elif self._event_rows:
-            raw.executemany(sql.INSERT_EVENT, self._event_rows)
-        self._event_rows.clear()
-
-    def next_sequence(self, raw: sqlite3.Cursor) -> int:
-        """The next sequence: above the counter row (a floor) and every signal row (ADR-0019).
-
-        Nothing else records it: the signal row it becomes does, in the same transaction.
-        """
-        if self._next is None:
-            self._next = self._counter(raw, sql.SELECT_COUNTER)
-        self._next += 1
-        return self._next
-
-    def _counter(self, raw: sqlite3.Cursor, query: str) -> int:
-        """A counter's committed value: remembered from this process's last write, else read."""
-        value = self._counters.get(query)
-        if value is None:
-            raw.execute(query)
-            row = raw.fetchone()
-            if row is None:  # counters always return a row
-                raise LookupError("the store returned no row where one was due")
-            value = int(row[0])
-        return value
-
-    def cursor(self, statement: sqlite3.Cursor, key: CursorKey) -> CursorState | None:
-        """One cursor as of this transaction."""
-        return _cursor(statement, key)
-
-    def cursors_of(self, statement: sqlite3.Cursor, watcher: str, *, pending_only: bool) -> list[CursorState]:
-        """The watcher's cursors as of this transaction."""
-        return _cursors_of(statement, watcher, pending_only=pending_only)
-
-    def archive_row(self, row: Sequence[Any]) -> ArchiveRow:
-        """A stored-event row, its stream id read back from hex."""
-        nid, stream, version, topic, body = row
-        return nid, UUID(hex=stream), version, topic, body
-
-    def bulk_insert(
-        self, statement: sqlite3.Cursor, table: str, columns: str, rows: Sequence[Sequence[object]]
-    ) -> None:
-        """`executemany` of one `INSERT`."""
-        if rows:
-            marks = ",".join("?" * len(rows[0]))
-            statement.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", rows)
-
-    def after_load(self, statement: sqlite3.Cursor, last_notification_id: int) -> bool:
-        """Explicit ids keep AUTOINCREMENT's record above them by themselves: nothing to do."""
-        del statement, last_notification_id
-        return False
-
-    def before_deleting_signals(self, statement: sqlite3.Cursor) -> None:
-        """The counter row is a floor (ADR-0019): raise it to the newest signal before rows go."""
-        statement.execute(sql.RAISE_COUNTER)
-
-    def owe_wake(self, watcher: str, target_key: str) -> None:
-        """One process writes a SQLite file's wakes itself: nobody else is owed one."""
-        del watcher, target_key
-
-    def finish(self, statement: sqlite3.Cursor) -> None:
-        """The sequence needs no write of its own: its signal row records it."""
-        del statement
-
-    def keep(self, *, wholesale: bool) -> None:
-        """Remember the counters this transaction advanced (a wholesale change emptied them)."""
-        if not wholesale:
-            if self._next is not None:
-                self._counters[sql.SELECT_COUNTER] = self._next
-            if self._last_notification_id is not None:
-                self._counters[sql.SELECT_LAST_NOTIFICATION_ID] = self._last_notification_id
-
-
 def _file_identity(path: Path | str) -> tuple[int, int] | None:
     """The (device, inode) of the file at `path`, None when there is none."""
     try:
@@ -408,7 +282,7 @@ class SqliteSignalStore:
                         cursor.execute(statement)
                     migrate(cursor, sql)
                     self._cache.clear()
-                tx = SqlWrite(cursor, _SqliteDialect(self._cache.counters), self._cache)
+                tx = SqlWrite(cursor, SqliteDialect(self._cache.counters), self._cache)
                 yield tx
                 tx.finish()
                 connection.commit()
@@ -511,12 +385,12 @@ class SqliteSignalStore:
     def cursor(self, key: CursorKey) -> CursorState | None:
         """One cursor, or None."""
         with self._read() as c:
-            return _cursor(c, key)
+            return cursor(c, key)
 
     def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
         """The watcher's cursors, ordered by target."""
         with self._read() as c:
-            return _cursors_of(c, watcher, pending_only=pending_only)
+            return cursors_of(c, watcher, pending_only=pending_only)
 
     def upstream_link(self, identity: SessionIdentity) -> UpstreamLinkState | None:
         """The identity's link row, a tombstone included."""

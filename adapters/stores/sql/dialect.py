@@ -88,3 +88,30 @@ class Dialect(Protocol):
     def keep(self, *, wholesale: bool) -> None:
         """After the commit: remember what this transaction allocated (unless it changed rows wholesale)."""
         ...
+
+
+class SqlTransaction(Protocol):
+    """What the rule modules (`notices`, `prune`, `load`) use of the write transaction they run in."""
+
+    raw: Cursor
+    """The cursor for statements that touch no queued table."""
+    dialect: Dialect
+    sql: ModuleType
+    vacuum_due: bool
+
+    @property
+    def statement(self) -> Cursor:
+        """The cursor for any statement, with everything queued written first."""
+        ...
+
+    def one(self) -> Sequence[Any]:
+        """The one row the last statement returned."""
+        ...
+
+    def store_event(self, stream: UUID, event: DomainEvent) -> tuple[int, int]:
+        """Insert one stored event; its stream version and notification id."""
+        ...
+
+    def changed_wholesale(self) -> None:
+        """Rows changed beyond what the transaction tracks: its caches go."""
+        ...

@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 from uuid import UUID
 
 from sessionwatch.adapters.stores.mapper import encode, session_stream_id
 from sessionwatch.adapters.stores.port import StoreNotEmptyError
 from sessionwatch.adapters.stores.sql import rows as sql_rows
+from sessionwatch.adapters.stores.sql.dialect import SqlTransaction
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.session import SignalRecorded
 from sessionwatch.projections.read_model import ReadModel
 
-if TYPE_CHECKING:
-    from sessionwatch.adapters.stores.sql.write import SqlWrite
-
 
 def load_history(
-    tx: SqlWrite,
+    tx: SqlTransaction,
     events: Sequence[tuple[UUID, int, DomainEvent]],
     model: ReadModel,
     *,

@@ -8,11 +8,12 @@ watchers a target has.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, assert_never
+from typing import assert_never
 
 from sessionwatch.adapters.stores.mapper import STORE_STREAM_ID
 from sessionwatch.adapters.stores.port import SweepCounts
 from sessionwatch.adapters.stores.sql import rows as sql_rows
+from sessionwatch.adapters.stores.sql.dialect import SqlTransaction
 from sessionwatch.domain import watch_cursor
 from sessionwatch.domain.keys import SessionIdentity, agent_id_of
 from sessionwatch.domain.session import (
@@ -26,11 +27,10 @@ from sessionwatch.domain.session import (
 from sessionwatch.domain.signals import NOTIFYING_KINDS
 from sessionwatch.domain.watch_cursor import CursorKey, MaterialSignalSeen, NoticesSwept
 
-if TYPE_CHECKING:
-    from sessionwatch.adapters.stores.sql.write import SqlWrite
 
-
-def apply_implied(tx: SqlWrite, identity: SessionIdentity, event: SessionEvent) -> list[MaterialSignalSeen]:
+def apply_implied(
+    tx: SqlTransaction, identity: SessionIdentity, event: SessionEvent
+) -> list[MaterialSignalSeen]:
     """The SQL form of `read_model.implied_facts`; the notices the event opened (the watchers to wake)."""
     sql = tx.sql
     match event:
@@ -58,7 +58,7 @@ def apply_implied(tx: SqlWrite, identity: SessionIdentity, event: SessionEvent) 
             assert_never(event)
 
 
-def material_update(tx: SqlWrite, run: Sequence[SignalRecorded]) -> list[MaterialSignalSeen]:
+def material_update(tx: SqlTransaction, run: Sequence[SignalRecorded]) -> list[MaterialSignalSeen]:
     """The material update for every holder but the actor, in one statement like the peer's.
 
     `run` is one notifying signal, or several in a row on one target by one actor naming no
@@ -103,7 +103,7 @@ def material_update(tx: SqlWrite, run: Sequence[SignalRecorded]) -> list[Materia
     ]
 
 
-def drop_cursors(tx: SqlWrite, identity: SessionIdentity, *, deleted: bool) -> None:
+def drop_cursors(tx: SqlTransaction, identity: SessionIdentity, *, deleted: bool) -> None:
     """Reset drops the cursors the session holds; deletion also those on it."""
     if watch_cursor.watcher_identity(identity.session_key) == identity:
         tx.statement.execute(tx.sql.DROP_CURSORS_OF_WATCHER, (identity.session_key,))
@@ -111,7 +111,7 @@ def drop_cursors(tx: SqlWrite, identity: SessionIdentity, *, deleted: bool) -> N
         tx.statement.execute(tx.sql.DROP_CURSORS_ON_TARGET, identity)
 
 
-def sweep(tx: SqlWrite, at_ms: int) -> SweepCounts:
+def sweep(tx: SqlTransaction, at_ms: int) -> SweepCounts:
     """The SQL form of `read_model.plan_sweep`.
 
     One statement re-freezes every open notice of an existing watcher; one `NoticesSwept` event

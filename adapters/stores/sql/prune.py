@@ -8,19 +8,16 @@ one `SignalsPruned` event and truncate the event store before it (ADR-0026).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from sessionwatch.adapters.stores.archive import JsonlArchive
 from sessionwatch.adapters.stores.mapper import STORE_STREAM_ID
 from sessionwatch.adapters.stores.port import PruneCounts
 from sessionwatch.adapters.stores.sql import rows as sql_rows
+from sessionwatch.adapters.stores.sql.dialect import SqlTransaction
 from sessionwatch.domain.retention import PruneCutoffs, Retention, SignalsPruned, compaction_due
 
-if TYPE_CHECKING:
-    from sessionwatch.adapters.stores.sql.write import SqlWrite
 
-
-def prune(tx: SqlWrite, now_ms: int, policy: Retention, archive: JsonlArchive | None) -> PruneCounts:
+def prune(tx: SqlTransaction, now_ms: int, policy: Retention, archive: JsonlArchive | None) -> PruneCounts:
     """Prune inside `tx` at `now_ms` under `policy`; the counts of what went."""
     sql, c = tx.sql, tx.statement
     occurred_before = now_ms - policy.window_ms
