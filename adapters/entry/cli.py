@@ -10,49 +10,28 @@ escapes. A "no" answer (1) is an answer, not an error: it is printed on stdout (
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
 import os
 import sys
-import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import NoReturn
 
-from pydantic import ValidationError
-
-from sessionwatch.adapters.app.clock import SystemClock
-from sessionwatch.adapters.entry.demo import DEMO_PATH, run_demo
-from sessionwatch.adapters.entry.watch import SessionWatch, open_watch
-from sessionwatch.adapters.history.jsonl import HistoryError, export_history, import_history
-from sessionwatch.adapters.history.openclaw import import_openclaw
-from sessionwatch.adapters.stores.port import StoreError
-from sessionwatch.adapters.stores.urls import InvalidStoreUrl, parse_url
-from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSession
-from sessionwatch.domain.keys import SessionIdentity, resolve_identity
-from sessionwatch.domain.ports import Waker
-from sessionwatch.domain.retention import Retention
-from sessionwatch.domain.signals import Actor, SignalKind, to_epoch_ms
-from sessionwatch.domain.watch_cursor import can_watch
-from sessionwatch.projections.audit import VIOLATION_KINDS
-from sessionwatch.projections.models import (
-    AuditReport,
-    Cursor,
-    Notice,
-    PruneReport,
-    SessionRow,
-    SessionStatus,
-    Signal,
-    SweepReport,
+from sessionwatch.adapters.entry import cli_commands as run
+from sessionwatch.adapters.entry.cli_text import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    PROG,
+    CliError,
+    one_line,
 )
-
-PROG = "sessionwatch"
-EXIT_OK = 0
-EXIT_NO = 1  # the command ran and answered "no": a refused watch, differing read models
-EXIT_USAGE = 2
-EXIT_INTERNAL = 3
-EXIT_INTERRUPTED = 130  # 128 + SIGINT
-EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a closed pipe
+from sessionwatch.adapters.entry.demo import DEMO_PATH
+from sessionwatch.adapters.history.jsonl import HistoryError
+from sessionwatch.adapters.stores.port import StoreError
+from sessionwatch.adapters.stores.urls import InvalidStoreUrl
+from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSession
+from sessionwatch.domain.signals import SignalKind
 
 _INPUT_ERRORS = (InvalidSignal, InvalidQuery, UnknownSession, InvalidStoreUrl, StoreError, HistoryError)
 
@@ -63,10 +42,6 @@ EXIT_CODES = (
 )
 
 
-class CliError(Exception):
-    """Bad usage or input found by the command line itself; the message is the whole line."""
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse that raises instead of printing usage over several lines and exiting."""
 
@@ -74,18 +49,8 @@ class _Parser(argparse.ArgumentParser):
         raise CliError(message)
 
 
-def one_line(message: str) -> str:
-    """The message as one printable line: control and unencodable characters are escaped."""
-    text = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in message).strip()
-    return text or "unknown error"
-
-
 def _fail(message: str) -> None:
     print(f"{PROG}: error: {one_line(message)}", file=sys.stderr)
-
-
-def _print_json(value: object) -> None:
-    print(json.dumps(value, indent=2))
 
 
 # ------------------------------------------------------------------------------------ the parser
@@ -127,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
         commands,
         common,
         "demo",
-        _demo,
+        run.demo_command,
         help="play a multi-agent story against a real SQLite file",
         description="Play a manager / two children / human story against a real SQLite file, restart "
         "it, and reconcile. Without --db the story runs on ./"
@@ -140,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
         commands,
         common,
         "status",
-        _status,
+        run.status_command,
         help="a session's stateVersion and, with --since, the changes after it",
         description="session_status (SPEC §7.1): the head and, with --since N, the typed delta.",
     )
@@ -160,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
         commands,
         common,
         "list",
-        _list,
+        run.list_command,
         help="known sessions with their stateVersion",
         description="sessions_list (SPEC §7.2).",
     )
@@ -170,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
         commands,
         common,
         "record",
-        _record,
+        run.record_command,
         help="record one signal (strict: invalid input is refused, nothing is written)",
         description="The strict record of SPEC §13: no gate and no actor filter.",
     )
@@ -232,7 +197,7 @@ def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: li
         commands,
         common,
         "watch",
-        _watch,
+        run.watch_command,
         help="watch a session from its current head (exit 1: refused)",
         description="Register WATCHER's cursor on TARGET at the target's current head (SPEC §5.2): "
         "history before it never produces a notice. Watching an already watched target succeeds and "
@@ -248,7 +213,7 @@ def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: li
         commands,
         common,
         "unwatch",
-        _unwatch,
+        run.unwatch_command,
         help="stop watching a session",
         description="Remove WATCHER's cursor on TARGET, with its pending notice (SPEC §5.4). Exit 0 "
         "whether or not there was one to remove: the output says which.",
@@ -259,7 +224,7 @@ def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: li
         commands,
         common,
         "notices",
-        _notices,
+        run.notices_command,
         help="WATCHER's pending notices, without acknowledging them",
         description="One notice line (SPEC §6.2) per stale target, nothing when none is pending "
         "(with --json, a list of objects: target, targetAgentId, lastSeen, text). Reading never "
@@ -271,7 +236,7 @@ def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: li
         commands,
         common,
         "drain",
-        _drain,
+        run.drain_command,
         help="print WATCHER's pending notices and acknowledge them",
         description="Print the pending notices like `notices`, and acknowledge each (SPEC §6.3): "
         "L := N, never to the head, so a change that arrived after the notice was frozen leaves "
@@ -283,7 +248,7 @@ def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: li
         commands,
         common,
         "sweep",
-        _sweep,
+        run.sweep_command,
         help="the restart sweep: re-publish every open notice",
         description="The restart sweep (SPEC §6.5) that opening a store runs: every open cursor "
         "(M > L) of a known watcher session is re-frozen (N := M) and its notice re-published. "
@@ -296,7 +261,7 @@ def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: li
         commands,
         common,
         "prune",
-        _prune,
+        run.prune_command,
         help="prune history to the retention window and cap now",
         description="Prune (SPEC §8) now, whatever the hourly throttle: signals older than --days, "
         "then all but the newest --max-signals globally; each affected session's prune watermark is "
@@ -313,7 +278,7 @@ def _history_commands(commands: argparse._SubParsersAction[_Parser], common: lis
         commands,
         common,
         "audit",
-        _audit,
+        run.audit_command,
         help="replay the history and check every read model and invariant",
         description="Replay the whole event store (from the newest prune checkpoint), rebuild every "
         "read model, diff it with the stored one and check the invariants of SPEC §14: heads "
@@ -327,7 +292,7 @@ def _history_commands(commands: argparse._SubParsersAction[_Parser], common: lis
         commands,
         common,
         "export",
-        _export,
+        run.export_command,
         help="write the whole history as JSON Lines to stdout",
         description="The event history as JSON Lines (a header, then one stored event per line with "
         "its stream, version, stored name and payload), for archives and for moving between stores: "
@@ -338,7 +303,7 @@ def _history_commands(commands: argparse._SubParsersAction[_Parser], common: lis
         commands,
         common,
         "import",
-        _import,
+        run.import_command,
         help="load an exported history into a new, empty store",
         description="Load a history written by `export` into the store named by --db, which must be "
         "empty. Every line is checked first; on any problem nothing is written and the error names "
@@ -350,7 +315,7 @@ def _history_commands(commands: argparse._SubParsersAction[_Parser], common: lis
         commands,
         common,
         "import-openclaw",
-        _import_openclaw,
+        run.import_openclaw_command,
         help="load a reference-gateway state database into a new, empty store",
         description="Read a reference-gateway state database (session_state_events, "
         "session_state_heads, session_watch_cursors; SPEC Appendix A) into the store named by --db, "
@@ -359,456 +324,6 @@ def _history_commands(commands: argparse._SubParsersAction[_Parser], common: lis
         "reported and skipped.",
     )
     openclaw.add_argument("path", metavar="PATH", help="the reference gateway's SQLite state file")
-
-
-# ---------------------------------------------------------------------------------- input parsing
-
-
-def parse_actor(text: str) -> Actor:
-    """`human`, `system` or `agent:KEY`."""
-    if text == "human":
-        return Actor.human()
-    if text == "system":
-        return Actor.system()
-    if text.startswith("agent:") and text.removeprefix("agent:").strip():
-        return Actor.agent(text.removeprefix("agent:"))
-    raise CliError(f"--actor: must be human, system or agent:KEY, not {text!r}")
-
-
-def _reject_constant(name: str) -> NoReturn:
-    raise CliError(f"--payload: {name} is not valid JSON")
-
-
-def parse_payload(text: str | None) -> dict[str, object] | None:
-    """A strict JSON object (no NaN or Infinity)."""
-    if text is None:
-        return None
-    try:
-        value = json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise CliError(f"--payload: not valid JSON ({exc.msg} at position {exc.pos})") from None
-    except ValueError:  # an integer of more digits than Python converts
-        raise CliError("--payload: a number in it is too long") from None
-    except RecursionError:
-        raise CliError("--payload: nested too deeply") from None
-    if not isinstance(value, dict):
-        raise CliError("--payload: must be a JSON object")
-    return value
-
-
-def parse_integer(text: str, field: str) -> int:
-    """A decimal integer; the range is the core's to check (`changes_since >= 0`, limit clamping)."""
-    try:
-        return int(text)
-    except ValueError:
-        raise InvalidQuery(field, f"must be an integer, not {text!r}") from None
-
-
-def parse_path(text: str, option: str) -> str:
-    """A file path the command reads or appends to; a NUL byte cannot be in one."""
-    if "\x00" in text:
-        raise CliError(f"{option}: a path cannot contain a NUL character")
-    return text
-
-
-def _open_existing(
-    db: str | None, *, waker: Waker | None = None, retention: Retention | None = None
-) -> SessionWatch:
-    """Open an existing store without creating it (a missing SQLite file is an error), unswept."""
-    parsed = parse_url(db)
-    if parsed.scheme == "sqlite" and not Path(parsed.path).exists():
-        raise CliError(f"no store at {parsed.path} (nothing recorded yet, or a wrong --db)")
-    # A command prints the wakes of its own writes only, never those of other processes.
-    return open_watch(db, waker=waker, sweep_on_open=False, retention=retention, cross_process_wakes=False)
-
-
-class WakeRequests:
-    """A `Waker` that keeps the wake requests so the command can print them."""
-
-    def __init__(self) -> None:
-        self.requests: list[tuple[str, str]] = []
-
-    def wake(self, watcher_key: str, reason: str) -> None:
-        """Keep one request."""
-        self.requests.append((watcher_key, reason))
-
-
-# --------------------------------------------------------------------------------------- commands
-
-
-def _status(args: argparse.Namespace) -> int:
-    since = None if args.since is None else parse_integer(args.since, "changes_since")
-    limit = parse_integer(args.limit, "limit")
-    if args.archive is not None and args.as_of is None:
-        raise CliError("--archive: only with --as-of")
-    archive = None if args.archive is None else parse_path(args.archive, "--archive")
-    with _open_existing(args.db) as watch:
-        if args.as_of is None:
-            status = watch.session_status(args.key, changes_since=since, limit=limit, agent_id=args.agent)
-        else:
-            as_of = parse_integer(args.as_of, "as_of")
-            # A file that is not a prune archive is an InvalidQuery naming `archive`.
-            status = watch.status_as_of(
-                args.key, as_of, changes_since=since, limit=limit, agent_id=args.agent, archive=archive
-            )
-    if args.json:
-        _print_json(status.to_json())
-    else:
-        print(format_status(status))
-    return EXIT_OK
-
-
-class Progress:
-    """`audit` progress on a terminal's stderr, once the work has taken more than a second."""
-
-    def __init__(self, label: str, *, delay: float = 1.0) -> None:
-        self._label = label
-        self._started = time.monotonic()
-        self._delay = delay
-        self._shown = False
-        self._enabled = sys.stderr.isatty()
-
-    def __call__(self, done: int) -> None:
-        """Show how many events are done (rewriting the same terminal line)."""
-        if self._enabled and time.monotonic() - self._started >= self._delay:
-            sys.stderr.write(f"\r{self._label}: {done:,} events replayed")
-            sys.stderr.flush()
-            self._shown = True
-
-    def close(self) -> None:
-        """End the progress line, if one was shown."""
-        if self._shown:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-
-
-def _audit(args: argparse.Namespace) -> int:
-    progress = Progress("audit")
-    with _open_existing(args.db) as watch:
-        try:
-            report = watch.audit(progress=progress)
-        finally:
-            progress.close()
-    if args.json:
-        _print_json(report.to_json())
-    else:
-        print(format_audit(report))
-    return EXIT_OK if report.ok else EXIT_NO
-
-
-def _export(args: argparse.Namespace) -> int:
-    with _open_existing(args.db) as watch:
-        export_history(watch.store, sys.stdout.write)
-    return EXIT_OK
-
-
-def _import(args: argparse.Namespace) -> int:
-    source = Path(args.file)
-    if not source.is_file():
-        raise CliError(f"FILE: no such file: {source}")
-    try:
-        with (
-            open_watch(args.db, sweep_on_open=False, cross_process_wakes=False) as watch,
-            source.open(encoding="utf-8") as lines,
-        ):
-            report = import_history(watch.store, lines)
-    except UnicodeDecodeError:  # found while checking the lines, before anything is written
-        raise CliError(f"FILE: {source} is not UTF-8 text") from None
-    if args.json:
-        _print_json(dataclasses.asdict(report))
-    else:
-        print(
-            f"imported {report.events} stored events: {report.sessions} sessions, {report.signals} signals, "
-            f"{report.cursors} cursors, {report.links} upstream links; sequence counter at {report.sequence}"
-        )
-    return EXIT_OK
-
-
-def _import_openclaw(args: argparse.Namespace) -> int:
-    with open_watch(args.db, sweep_on_open=False, cross_process_wakes=False) as watch:
-        report = import_openclaw(watch.store, args.path, now_ms=to_epoch_ms(SystemClock().now()))
-    if args.json:
-        _print_json(report.to_json())
-    else:
-        skipped = [*report.unresolved_cursors, *report.ambiguous_cursors, *report.self_watch_cursors]
-        print(
-            f"imported {report.signals} signals, {report.sessions} sessions, {report.cursors} cursors; "
-            f"sequence counter at {report.sequence}; {report.payload_keys_dropped} payload keys and "
-            f"{report.payload_values_dropped} refused payload values dropped"
-        )
-        for line in report.unresolved_cursors:
-            print(f"skipped cursor (no head for its target): {line}")
-        for line in report.ambiguous_cursors:
-            print(f"skipped cursor (several agents own its target): {line}")
-        for line in report.self_watch_cursors:
-            print(f"skipped cursor (a session watching itself): {line}")
-        if not skipped:
-            print("every cursor carried over; run `sessionwatch audit` on the result")
-    return EXIT_OK
-
-
-def _list(args: argparse.Namespace) -> int:
-    with _open_existing(args.db) as watch:
-        rows = watch.sessions_list(agent_id=args.agent)
-    if args.json:
-        _print_json([row.to_json() for row in rows])
-    else:
-        print(format_rows(rows))
-    return EXIT_OK
-
-
-def _record(args: argparse.Namespace) -> int:
-    actor = parse_actor(args.actor)
-    payload = parse_payload(args.payload)
-    with open_watch(args.db, sweep_on_open=False) as watch:
-        signal = watch.record(
-            args.key,
-            kind=args.kind,
-            actor=actor,
-            summary=args.summary,
-            payload=payload,
-            run_id=args.run_id,
-            dedupe_key=args.dedupe_key,
-            agent_id=args.agent,
-            watchers=tuple(args.watchers or ()),
-        )
-    if args.json:
-        _print_json(signal.to_json())
-    else:
-        print(format_signal(signal))
-    return EXIT_OK
-
-
-def _target(args: argparse.Namespace) -> SessionIdentity:
-    """The target identity: its agent from an agent-qualified key, else from --agent (bad input)."""
-    return resolve_identity(args.target, args.agent, "target_key")
-
-
-def _refusal(watcher: str, target: SessionIdentity) -> str:
-    """Why `SessionWatch.watch` said no, for the one `refused:` line (the core decided)."""
-    if not can_watch(watcher):
-        return (
-            f"{watcher.strip()} is not an agent-qualified key (agent:<id>:<rest>); "
-            "such sessions are never notified"
-        )
-    return f"{target.session_key} cannot watch itself"
-
-
-def _watch(args: argparse.Namespace) -> int:
-    target = _target(args)
-    with open_watch(args.db, sweep_on_open=False) as watch:
-        before = watch.cursor(args.watcher, target.session_key, target_agent_id=target.agent_id)
-        watched = watch.watch(args.watcher, target.session_key, target_agent_id=target.agent_id)
-        cursor = watch.cursor(args.watcher, target.session_key, target_agent_id=target.agent_id)
-    ids = {"watcher": args.watcher.strip(), "target": target.session_key, "targetAgentId": target.agent_id}
-    if not watched:
-        reason = _refusal(args.watcher, target)
-        if args.json:
-            _print_json({"watched": False, **ids, "reason": reason})
-        else:
-            print(f"refused: {reason}")
-        return EXIT_NO
-    if cursor is None:
-        raise RuntimeError("watch: the watch was registered but its cursor cannot be read back")
-    if args.json:
-        _print_json({"watched": True, "alreadyWatching": before is not None, **cursor.to_json()})
-    else:
-        print(format_watching(cursor, already=before is not None))
-    return EXIT_OK
-
-
-def _unwatch(args: argparse.Namespace) -> int:
-    target = _target(args)
-    with _open_existing(args.db) as watch:
-        removed = watch.unwatch(args.watcher, target.session_key, target_agent_id=target.agent_id)
-    watcher = args.watcher.strip()
-    if args.json:
-        _print_json(
-            {
-                "removed": removed,
-                "watcher": watcher,
-                "target": target.session_key,
-                "targetAgentId": target.agent_id,
-            }
-        )
-    elif removed:
-        print(f"unwatched: {watcher} no longer watches {target.session_key} (agent {target.agent_id})")
-    else:
-        print(f"not watching: {watcher} had no cursor on {target.session_key} (agent {target.agent_id})")
-    return EXIT_OK
-
-
-def _print_notices(notices: Sequence[Notice], *, as_json: bool) -> None:
-    """One §6.2 line per notice (nothing for none), or the JSON list."""
-    if as_json:
-        _print_json([notice.to_json() for notice in notices])
-        return
-    for notice in notices:
-        print(notice.text)
-
-
-def _notices(args: argparse.Namespace) -> int:
-    with _open_existing(args.db) as watch:
-        notices = watch.pending_notices(args.watcher)
-    _print_notices(notices, as_json=args.json)
-    return EXIT_OK
-
-
-def _drain(args: argparse.Namespace) -> int:
-    with _open_existing(args.db) as watch:
-        notices = watch.drain(args.watcher)
-    _print_notices(notices, as_json=args.json)
-    return EXIT_OK
-
-
-def _sweep(args: argparse.Namespace) -> int:
-    wakes = WakeRequests()
-    with _open_existing(args.db, waker=wakes) as watch:
-        report = watch.sweep()
-    if args.json:
-        _print_json(report.to_json())
-    else:
-        print(format_sweep(report))
-        for watcher, reason in wakes.requests:
-            print(f"wake {watcher} ({reason})")
-    return EXIT_OK
-
-
-def _prune(args: argparse.Namespace) -> int:
-    try:
-        policy = Retention(
-            days=float(args.days),
-            max_signals=parse_integer(args.max_signals, "max_signals"),
-            archive=None if args.archive is None else parse_path(args.archive, "--archive"),
-        )
-    except (ValueError, ValidationError) as exc:
-        raise CliError(f"retention: {_first_error(exc)}") from None
-    with _open_existing(args.db, retention=policy) as watch:
-        report = watch.prune(force=True)
-    if args.json:
-        _print_json(report.to_json())
-    else:
-        print(format_prune(report))
-    return EXIT_OK
-
-
-def _first_error(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        error = exc.errors()[0]
-        return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
-    return str(exc)
-
-
-def _demo(args: argparse.Namespace) -> int:
-    report = run_demo(args.db, sys.stdout, as_json=args.json)
-    return EXIT_OK if report.ok else EXIT_NO
-
-
-# ------------------------------------------------------------------------------------- formatting
-
-
-def _actor_text(actor_type: str, actor_id: str | None) -> str:
-    return f"{actor_type} {actor_id}" if actor_id else actor_type
-
-
-def format_signal(signal: Signal) -> str:
-    """One line: sequence, kind, session, actor, summary."""
-    payload = f" {json.dumps(signal.payload, sort_keys=True)}" if signal.payload else ""
-    return (
-        f"recorded #{signal.sequence} {signal.kind.value} on {signal.session_key} "
-        f"(agent {signal.agent_id}) by {_actor_text(signal.actor_type, signal.actor_id)}: "
-        f"{signal.summary}{payload}"
-    )
-
-
-def format_status(status: SessionStatus) -> str:
-    """The head, then one line per change when a delta was asked for."""
-    lines = [f"{status.session_key}  stateVersion {status.state_version}"]
-    changes = status.state_changes
-    if changes is None:
-        return lines[0]
-    count = len(changes.events)
-    lines.append(
-        f"{count} change{'s' if count != 1 else ''} "
-        f"(earliest available sequence {changes.earliest_available_sequence})"
-    )
-    for event in changes.events:
-        payload = f" {json.dumps(event.payload, sort_keys=True)}" if event.payload else ""
-        run = f" run {event.run_id}" if event.run_id else ""
-        when = event.occurred_at.isoformat(timespec="seconds")
-        lines.append(
-            f"  #{event.sequence}  {when}  {event.kind.value}  "
-            f"{_actor_text(event.actor_type, event.actor_id)}{run}: {event.summary}{payload}"
-        )
-    if changes.truncated:
-        last = changes.events[-1].sequence
-        lines.append(f"truncated: more changes exist; continue with --since {last}")
-    if changes.history_gap:
-        lines.append("history gap: changes before the retained history were pruned; refresh the whole state")
-    return "\n".join(lines)
-
-
-def format_watching(cursor: Cursor, *, already: bool) -> str:
-    """The `watch` answer: who watches what, from which sequence, and whether a notice is pending."""
-    line = (
-        f"watching: {cursor.watcher} {'already watches' if already else 'watches'} {cursor.target} "
-        f"(agent {cursor.target_agent_id}), last seen {cursor.last_seen}"
-    )
-    if already:
-        line += ", cursor untouched"
-    if cursor.notified > cursor.last_seen:
-        line += f", a notice is pending (changesSince {cursor.last_seen})"
-    return line
-
-
-def format_prune(report: PruneReport) -> str:
-    """One line: what the prune removed, stamped, expired, compacted and archived."""
-    return (
-        f"prune: removed {report.signals_removed} signal{'s' if report.signals_removed != 1 else ''}"
-        f" (older than {report.occurred_before.isoformat() if report.occurred_before else '-'}"
-        f" or at or below #{report.through_sequence}), stamped {report.sessions_stamped} watermark"
-        f"{'s' if report.sessions_stamped != 1 else ''}, expired {report.cursors_expired} cursor"
-        f"{'s' if report.cursors_expired != 1 else ''}, deleted {report.events_deleted} stored event"
-        f"{'s' if report.events_deleted != 1 else ''}, archived {report.archived}"
-    )
-
-
-def format_sweep(report: SweepReport) -> str:
-    """One line: notices re-published and re-frozen, watchers woken, cursors skipped."""
-    woken = ", ".join(report.woken) or "nobody"
-    return (
-        f"sweep: re-published {report.republished} notice{'s' if report.republished != 1 else ''} "
-        f"({report.refrozen} re-frozen), woke {woken}, skipped {report.skipped_missing_watchers} "
-        "(watcher session unknown)"
-    )
-
-
-def format_audit(report: AuditReport) -> str:
-    """The verdict, then each violation kind with its count, the sessions involved and the details."""
-    rate = report.events_replayed / report.seconds if report.seconds > 0 else 0.0
-    head = (
-        f"audit: {'ok' if report.ok else 'FAILED'}: {report.events_replayed:,} events replayed in "
-        f"{report.seconds:.2f} s ({rate:,.0f} events/s), {len(report.violations)} violation"
-        f"{'s' if len(report.violations) != 1 else ''}"
-    )
-    lines = [head]
-    for kind, found in report.by_kind().items():
-        keys = sorted({key for v in found for key in v.session_keys})
-        lines.append(f"{kind} ({len(found)}): {VIOLATION_KINDS.get(kind, kind)}; sessions: {', '.join(keys)}")
-        lines.extend(f"  - {v.detail}" for v in found)
-    return "\n".join(lines)
-
-
-def format_rows(rows: Sequence[SessionRow]) -> str:
-    """One line per session; `stateVersion` only when the head is above 0 (SPEC §7.2)."""
-    if not rows:
-        return "no sessions"
-    width = max(len(row.session_key) for row in rows)
-    lines = []
-    for row in rows:
-        version = f"  stateVersion {row.state_version}" if row.state_version is not None else ""
-        lines.append(f"{row.session_key:<{width}}  agent {row.agent_id}  kind {row.kind}{version}")
-    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------------------- main

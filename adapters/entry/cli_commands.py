@@ -1,0 +1,353 @@
+"""The `sessionwatch` sub-commands: each reads its arguments, calls `SessionWatch`, prints its answer.
+
+A thin shell: every rule lives in the core. A command opens an existing store (never creating a
+SQLite file by accident) and prints only the wakes of its own writes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from sessionwatch.adapters.app.clock import SystemClock
+from sessionwatch.adapters.entry.cli_text import (
+    EXIT_NO,
+    EXIT_OK,
+    CliError,
+    format_audit,
+    format_prune,
+    format_rows,
+    format_signal,
+    format_status,
+    format_sweep,
+    format_watching,
+    parse_actor,
+    parse_integer,
+    parse_path,
+    parse_payload,
+    print_json,
+)
+from sessionwatch.adapters.entry.demo import run_demo
+from sessionwatch.adapters.entry.watch import SessionWatch, open_watch
+from sessionwatch.adapters.history.jsonl import export_history, import_history
+from sessionwatch.adapters.history.openclaw import import_openclaw
+from sessionwatch.adapters.stores.urls import parse_url
+from sessionwatch.domain.keys import SessionIdentity, resolve_identity
+from sessionwatch.domain.ports import Waker
+from sessionwatch.domain.retention import Retention
+from sessionwatch.domain.signals import to_epoch_ms
+from sessionwatch.domain.watch_cursor import can_watch
+from sessionwatch.projections.models import Notice
+
+
+def _open_existing(
+    db: str | None, *, waker: Waker | None = None, retention: Retention | None = None
+) -> SessionWatch:
+    """Open an existing store without creating it (a missing SQLite file is an error), unswept."""
+    parsed = parse_url(db)
+    if parsed.scheme == "sqlite" and not Path(parsed.path).exists():
+        raise CliError(f"no store at {parsed.path} (nothing recorded yet, or a wrong --db)")
+    # A command prints the wakes of its own writes only, never those of other processes.
+    return open_watch(db, waker=waker, sweep_on_open=False, retention=retention, cross_process_wakes=False)
+
+
+class WakeRequests:
+    """A `Waker` that keeps the wake requests so the command can print them."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, str]] = []
+
+    def wake(self, watcher_key: str, reason: str) -> None:
+        """Keep one request."""
+        self.requests.append((watcher_key, reason))
+
+
+# --------------------------------------------------------------------------------------- commands
+
+
+def status_command(args: argparse.Namespace) -> int:
+    """`status KEY`: the head, and with `--since` the delta (with `--as-of`, as it was then)."""
+    since = None if args.since is None else parse_integer(args.since, "changes_since")
+    limit = parse_integer(args.limit, "limit")
+    if args.archive is not None and args.as_of is None:
+        raise CliError("--archive: only with --as-of")
+    archive = None if args.archive is None else parse_path(args.archive, "--archive")
+    with _open_existing(args.db) as watch:
+        if args.as_of is None:
+            status = watch.session_status(args.key, changes_since=since, limit=limit, agent_id=args.agent)
+        else:
+            as_of = parse_integer(args.as_of, "as_of")
+            # A file that is not a prune archive is an InvalidQuery naming `archive`.
+            status = watch.status_as_of(
+                args.key, as_of, changes_since=since, limit=limit, agent_id=args.agent, archive=archive
+            )
+    if args.json:
+        print_json(status.to_json())
+    else:
+        print(format_status(status))
+    return EXIT_OK
+
+
+class Progress:
+    """`audit` progress on a terminal's stderr, once the work has taken more than a second."""
+
+    def __init__(self, label: str, *, delay: float = 1.0) -> None:
+        self._label = label
+        self._started = time.monotonic()
+        self._delay = delay
+        self._shown = False
+        self._enabled = sys.stderr.isatty()
+
+    def __call__(self, done: int) -> None:
+        """Show how many events are done (rewriting the same terminal line)."""
+        if self._enabled and time.monotonic() - self._started >= self._delay:
+            sys.stderr.write(f"\r{self._label}: {done:,} events replayed")
+            sys.stderr.flush()
+            self._shown = True
+
+    def close(self) -> None:
+        """End the progress line, if one was shown."""
+        if self._shown:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def audit_command(args: argparse.Namespace) -> int:
+    """`audit`: replay the event store and diff the read models (exit 1 on any violation)."""
+    progress = Progress("audit")
+    with _open_existing(args.db) as watch:
+        try:
+            report = watch.audit(progress=progress)
+        finally:
+            progress.close()
+    if args.json:
+        print_json(report.to_json())
+    else:
+        print(format_audit(report))
+    return EXIT_OK if report.ok else EXIT_NO
+
+
+def export_command(args: argparse.Namespace) -> int:
+    """`export`: the event history as JSON Lines on stdout."""
+    with _open_existing(args.db) as watch:
+        export_history(watch.store, sys.stdout.write)
+    return EXIT_OK
+
+
+def import_command(args: argparse.Namespace) -> int:
+    """`import FILE`: load an exported history into a new, empty store."""
+    source = Path(args.file)
+    if not source.is_file():
+        raise CliError(f"FILE: no such file: {source}")
+    try:
+        with (
+            open_watch(args.db, sweep_on_open=False, cross_process_wakes=False) as watch,
+            source.open(encoding="utf-8") as lines,
+        ):
+            report = import_history(watch.store, lines)
+    except UnicodeDecodeError:  # found while checking the lines, before anything is written
+        raise CliError(f"FILE: {source} is not UTF-8 text") from None
+    if args.json:
+        print_json(dataclasses.asdict(report))
+    else:
+        print(
+            f"imported {report.events} stored events: {report.sessions} sessions, {report.signals} signals, "
+            f"{report.cursors} cursors, {report.links} upstream links; sequence counter at {report.sequence}"
+        )
+    return EXIT_OK
+
+
+def import_openclaw_command(args: argparse.Namespace) -> int:
+    """`import-openclaw PATH`: carry a reference gateway's state database into the store."""
+    with open_watch(args.db, sweep_on_open=False, cross_process_wakes=False) as watch:
+        report = import_openclaw(watch.store, args.path, now_ms=to_epoch_ms(SystemClock().now()))
+    if args.json:
+        print_json(report.to_json())
+    else:
+        skipped = [*report.unresolved_cursors, *report.ambiguous_cursors, *report.self_watch_cursors]
+        print(
+            f"imported {report.signals} signals, {report.sessions} sessions, {report.cursors} cursors; "
+            f"sequence counter at {report.sequence}; {report.payload_keys_dropped} payload keys and "
+            f"{report.payload_values_dropped} refused payload values dropped"
+        )
+        for line in report.unresolved_cursors:
+            print(f"skipped cursor (no head for its target): {line}")
+        for line in report.ambiguous_cursors:
+            print(f"skipped cursor (several agents own its target): {line}")
+        for line in report.self_watch_cursors:
+            print(f"skipped cursor (a session watching itself): {line}")
+        if not skipped:
+            print("every cursor carried over; run `sessionwatch audit` on the result")
+    return EXIT_OK
+
+
+def list_command(args: argparse.Namespace) -> int:
+    """`list`: the known sessions, with their heads."""
+    with _open_existing(args.db) as watch:
+        rows = watch.sessions_list(agent_id=args.agent)
+    if args.json:
+        print_json([row.to_json() for row in rows])
+    else:
+        print(format_rows(rows))
+    return EXIT_OK
+
+
+def record_command(args: argparse.Namespace) -> int:
+    """`record KIND KEY`: one signal through the strict API."""
+    actor = parse_actor(args.actor)
+    payload = parse_payload(args.payload)
+    with open_watch(args.db, sweep_on_open=False) as watch:
+        signal = watch.record(
+            args.key,
+            kind=args.kind,
+            actor=actor,
+            summary=args.summary,
+            payload=payload,
+            run_id=args.run_id,
+            dedupe_key=args.dedupe_key,
+            agent_id=args.agent,
+            watchers=tuple(args.watchers or ()),
+        )
+    if args.json:
+        print_json(signal.to_json())
+    else:
+        print(format_signal(signal))
+    return EXIT_OK
+
+
+def _target(args: argparse.Namespace) -> SessionIdentity:
+    """The target identity: its agent from an agent-qualified key, else from --agent (bad input)."""
+    return resolve_identity(args.target, args.agent, "target_key")
+
+
+def _refusal(watcher: str, target: SessionIdentity) -> str:
+    """Why `SessionWatch.watch` said no, for the one `refused:` line (the core decided)."""
+    if not can_watch(watcher):
+        return (
+            f"{watcher.strip()} is not an agent-qualified key (agent:<id>:<rest>); "
+            "such sessions are never notified"
+        )
+    return f"{target.session_key} cannot watch itself"
+
+
+def watch_command(args: argparse.Namespace) -> int:
+    """`watch WATCHER TARGET`: register a watch at the head (exit 1, nothing written, when refused)."""
+    target = _target(args)
+    with open_watch(args.db, sweep_on_open=False) as watch:
+        before = watch.cursor(args.watcher, target.session_key, target_agent_id=target.agent_id)
+        watched = watch.watch(args.watcher, target.session_key, target_agent_id=target.agent_id)
+        cursor = watch.cursor(args.watcher, target.session_key, target_agent_id=target.agent_id)
+    ids = {"watcher": args.watcher.strip(), "target": target.session_key, "targetAgentId": target.agent_id}
+    if not watched:
+        reason = _refusal(args.watcher, target)
+        if args.json:
+            print_json({"watched": False, **ids, "reason": reason})
+        else:
+            print(f"refused: {reason}")
+        return EXIT_NO
+    if cursor is None:
+        raise RuntimeError("watch: the watch was registered but its cursor cannot be read back")
+    if args.json:
+        print_json({"watched": True, "alreadyWatching": before is not None, **cursor.to_json()})
+    else:
+        print(format_watching(cursor, already=before is not None))
+    return EXIT_OK
+
+
+def unwatch_command(args: argparse.Namespace) -> int:
+    """`unwatch WATCHER TARGET`: remove a watch."""
+    target = _target(args)
+    with _open_existing(args.db) as watch:
+        removed = watch.unwatch(args.watcher, target.session_key, target_agent_id=target.agent_id)
+    watcher = args.watcher.strip()
+    if args.json:
+        print_json(
+            {
+                "removed": removed,
+                "watcher": watcher,
+                "target": target.session_key,
+                "targetAgentId": target.agent_id,
+            }
+        )
+    elif removed:
+        print(f"unwatched: {watcher} no longer watches {target.session_key} (agent {target.agent_id})")
+    else:
+        print(f"not watching: {watcher} had no cursor on {target.session_key} (agent {target.agent_id})")
+    return EXIT_OK
+
+
+def _print_notices(notices: Sequence[Notice], *, as_json: bool) -> None:
+    """One §6.2 line per notice (nothing for none), or the JSON list."""
+    if as_json:
+        print_json([notice.to_json() for notice in notices])
+        return
+    for notice in notices:
+        print(notice.text)
+
+
+def notices_command(args: argparse.Namespace) -> int:
+    """`notices WATCHER`: the pending notices, nothing acknowledged."""
+    with _open_existing(args.db) as watch:
+        notices = watch.pending_notices(args.watcher)
+    _print_notices(notices, as_json=args.json)
+    return EXIT_OK
+
+
+def drain_command(args: argparse.Namespace) -> int:
+    """`drain WATCHER`: the pending notices, acknowledged."""
+    with _open_existing(args.db) as watch:
+        notices = watch.drain(args.watcher)
+    _print_notices(notices, as_json=args.json)
+    return EXIT_OK
+
+
+def sweep_command(args: argparse.Namespace) -> int:
+    """`sweep`: the restart sweep, and the wakes it asked for."""
+    wakes = WakeRequests()
+    with _open_existing(args.db, waker=wakes) as watch:
+        report = watch.sweep()
+    if args.json:
+        print_json(report.to_json())
+    else:
+        print(format_sweep(report))
+        for watcher, reason in wakes.requests:
+            print(f"wake {watcher} ({reason})")
+    return EXIT_OK
+
+
+def prune_command(args: argparse.Namespace) -> int:
+    """`prune`: prune to the retention given by the options."""
+    try:
+        policy = Retention(
+            days=float(args.days),
+            max_signals=parse_integer(args.max_signals, "max_signals"),
+            archive=None if args.archive is None else parse_path(args.archive, "--archive"),
+        )
+    except (ValueError, ValidationError) as exc:
+        raise CliError(f"retention: {_first_error(exc)}") from None
+    with _open_existing(args.db, retention=policy) as watch:
+        report = watch.prune(force=True)
+    if args.json:
+        print_json(report.to_json())
+    else:
+        print(format_prune(report))
+    return EXIT_OK
+
+
+def _first_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        error = exc.errors()[0]
+        return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
+    return str(exc)
+
+
+def demo_command(args: argparse.Namespace) -> int:
+    """`demo`: the multi-agent story on a SQLite file (exit 1 when its closing checks fail)."""
+    report = run_demo(args.db, sys.stdout, as_json=args.json)
+    return EXIT_OK if report.ok else EXIT_NO

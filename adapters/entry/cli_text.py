@@ -1,0 +1,204 @@
+"""What the `sessionwatch` command line reads and prints: its input checks, output lines, exit codes.
+
+Shell code only: the parsers turn an option's text into a value (or a `CliError` naming the
+option), the formatters turn a result into the lines a person reads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import NoReturn
+
+from sessionwatch.domain.errors import InvalidQuery
+from sessionwatch.domain.signals import Actor
+from sessionwatch.projections.audit import VIOLATION_KINDS
+from sessionwatch.projections.models import (
+    AuditReport,
+    Cursor,
+    PruneReport,
+    SessionRow,
+    SessionStatus,
+    Signal,
+    SweepReport,
+)
+
+PROG = "sessionwatch"
+EXIT_OK = 0
+EXIT_NO = 1  # the command ran and answered "no": a refused watch, differing read models
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a closed pipe
+
+
+class CliError(Exception):
+    """Bad usage or input found by the command line itself; the message is the whole line."""
+
+
+def one_line(message: str) -> str:
+    """The message as one printable line: control and unencodable characters are escaped."""
+    text = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in message).strip()
+    return text or "unknown error"
+
+
+def print_json(value: object) -> None:
+    """Print a JSON value, indented."""
+    print(json.dumps(value, indent=2))
+
+
+# ---------------------------------------------------------------------------------- input parsing
+
+
+def parse_actor(text: str) -> Actor:
+    """`human`, `system` or `agent:KEY`."""
+    if text == "human":
+        return Actor.human()
+    if text == "system":
+        return Actor.system()
+    if text.startswith("agent:") and text.removeprefix("agent:").strip():
+        return Actor.agent(text.removeprefix("agent:"))
+    raise CliError(f"--actor: must be human, system or agent:KEY, not {text!r}")
+
+
+def _reject_constant(name: str) -> NoReturn:
+    raise CliError(f"--payload: {name} is not valid JSON")
+
+
+def parse_payload(text: str | None) -> dict[str, object] | None:
+    """A strict JSON object (no NaN or Infinity)."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"--payload: not valid JSON ({exc.msg} at position {exc.pos})") from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise CliError("--payload: a number in it is too long") from None
+    except RecursionError:
+        raise CliError("--payload: nested too deeply") from None
+    if not isinstance(value, dict):
+        raise CliError("--payload: must be a JSON object")
+    return value
+
+
+def parse_integer(text: str, field: str) -> int:
+    """A decimal integer; the range is the core's to check (`changes_since >= 0`, limit clamping)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise InvalidQuery(field, f"must be an integer, not {text!r}") from None
+
+
+def parse_path(text: str, option: str) -> str:
+    """A file path the command reads or appends to; a NUL byte cannot be in one."""
+    if "\x00" in text:
+        raise CliError(f"{option}: a path cannot contain a NUL character")
+    return text
+
+
+# ------------------------------------------------------------------------------------- formatting
+
+
+def _actor_text(actor_type: str, actor_id: str | None) -> str:
+    return f"{actor_type} {actor_id}" if actor_id else actor_type
+
+
+def format_signal(signal: Signal) -> str:
+    """One line: sequence, kind, session, actor, summary."""
+    payload = f" {json.dumps(signal.payload, sort_keys=True)}" if signal.payload else ""
+    return (
+        f"recorded #{signal.sequence} {signal.kind.value} on {signal.session_key} "
+        f"(agent {signal.agent_id}) by {_actor_text(signal.actor_type, signal.actor_id)}: "
+        f"{signal.summary}{payload}"
+    )
+
+
+def format_status(status: SessionStatus) -> str:
+    """The head, then one line per change when a delta was asked for."""
+    lines = [f"{status.session_key}  stateVersion {status.state_version}"]
+    changes = status.state_changes
+    if changes is None:
+        return lines[0]
+    count = len(changes.events)
+    lines.append(
+        f"{count} change{'s' if count != 1 else ''} "
+        f"(earliest available sequence {changes.earliest_available_sequence})"
+    )
+    for event in changes.events:
+        payload = f" {json.dumps(event.payload, sort_keys=True)}" if event.payload else ""
+        run = f" run {event.run_id}" if event.run_id else ""
+        when = event.occurred_at.isoformat(timespec="seconds")
+        lines.append(
+            f"  #{event.sequence}  {when}  {event.kind.value}  "
+            f"{_actor_text(event.actor_type, event.actor_id)}{run}: {event.summary}{payload}"
+        )
+    if changes.truncated:
+        last = changes.events[-1].sequence
+        lines.append(f"truncated: more changes exist; continue with --since {last}")
+    if changes.history_gap:
+        lines.append("history gap: changes before the retained history were pruned; refresh the whole state")
+    return "\n".join(lines)
+
+
+def format_watching(cursor: Cursor, *, already: bool) -> str:
+    """The `watch` answer: who watches what, from which sequence, and whether a notice is pending."""
+    line = (
+        f"watching: {cursor.watcher} {'already watches' if already else 'watches'} {cursor.target} "
+        f"(agent {cursor.target_agent_id}), last seen {cursor.last_seen}"
+    )
+    if already:
+        line += ", cursor untouched"
+    if cursor.notified > cursor.last_seen:
+        line += f", a notice is pending (changesSince {cursor.last_seen})"
+    return line
+
+
+def format_prune(report: PruneReport) -> str:
+    """One line: what the prune removed, stamped, expired, compacted and archived."""
+    return (
+        f"prune: removed {report.signals_removed} signal{'s' if report.signals_removed != 1 else ''}"
+        f" (older than {report.occurred_before.isoformat() if report.occurred_before else '-'}"
+        f" or at or below #{report.through_sequence}), stamped {report.sessions_stamped} watermark"
+        f"{'s' if report.sessions_stamped != 1 else ''}, expired {report.cursors_expired} cursor"
+        f"{'s' if report.cursors_expired != 1 else ''}, deleted {report.events_deleted} stored event"
+        f"{'s' if report.events_deleted != 1 else ''}, archived {report.archived}"
+    )
+
+
+def format_sweep(report: SweepReport) -> str:
+    """One line: notices re-published and re-frozen, watchers woken, cursors skipped."""
+    woken = ", ".join(report.woken) or "nobody"
+    return (
+        f"sweep: re-published {report.republished} notice{'s' if report.republished != 1 else ''} "
+        f"({report.refrozen} re-frozen), woke {woken}, skipped {report.skipped_missing_watchers} "
+        "(watcher session unknown)"
+    )
+
+
+def format_audit(report: AuditReport) -> str:
+    """The verdict, then each violation kind with its count, the sessions involved and the details."""
+    rate = report.events_replayed / report.seconds if report.seconds > 0 else 0.0
+    head = (
+        f"audit: {'ok' if report.ok else 'FAILED'}: {report.events_replayed:,} events replayed in "
+        f"{report.seconds:.2f} s ({rate:,.0f} events/s), {len(report.violations)} violation"
+        f"{'s' if len(report.violations) != 1 else ''}"
+    )
+    lines = [head]
+    for kind, found in report.by_kind().items():
+        keys = sorted({key for v in found for key in v.session_keys})
+        lines.append(f"{kind} ({len(found)}): {VIOLATION_KINDS.get(kind, kind)}; sessions: {', '.join(keys)}")
+        lines.extend(f"  - {v.detail}" for v in found)
+    return "\n".join(lines)
+
+
+def format_rows(rows: Sequence[SessionRow]) -> str:
+    """One line per session; `stateVersion` only when the head is above 0 (SPEC §7.2)."""
+    if not rows:
+        return "no sessions"
+    width = max(len(row.session_key) for row in rows)
+    lines = []
+    for row in rows:
+        version = f"  stateVersion {row.state_version}" if row.state_version is not None else ""
+        lines.append(f"{row.session_key:<{width}}  agent {row.agent_id}  kind {row.kind}{version}")
+    return "\n".join(lines)
