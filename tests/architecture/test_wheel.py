@@ -18,9 +18,11 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = "sessionwatch"
 LAYERS = ("domain", "projections", "adapters")
-ROOT_FILES = frozenset({"__init__.py", "__main__.py", "testing.py", "py.typed"})
-"""What the repository root contributes to the package: the package's own files (the test kit for
-embedders, `sessionwatch.testing`, included), nothing else."""
+KIT = "testing"
+"""The test kit for embedders, `sessionwatch.testing`: a package beside the layers."""
+PACKAGES = (*LAYERS, KIT)
+ROOT_FILES = frozenset({"__init__.py", "__main__.py", "py.typed"})
+"""What the repository root contributes to the package: the package's own files, nothing else."""
 
 BUILD_TIMEOUT = 180
 _NOT_SOURCE = shutil.ignore_patterns(
@@ -80,9 +82,9 @@ def test_the_wheel_installs_exactly_one_top_level_import_name(wheel: zipfile.Zip
     assert top_level == [PACKAGE]
 
 
-def test_the_wheel_holds_the_three_layers_and_the_typed_marker(wheel: zipfile.ZipFile) -> None:
+def test_the_wheel_holds_the_three_layers_the_kit_and_the_typed_marker(wheel: zipfile.ZipFile) -> None:
     names = set(wheel.namelist())
-    for layer in LAYERS:
+    for layer in PACKAGES:
         assert f"{PACKAGE}/{layer}/__init__.py" in names
         shipped = {n for n in names if n.startswith(f"{PACKAGE}/{layer}/") and n.endswith(".py")}
         in_repo = {
@@ -104,7 +106,7 @@ def test_the_wheel_carries_no_tests_benchmarks_or_repository_files(wheel: zipfil
         if len(inside) == 1:
             assert inside[0] in ROOT_FILES, f"{entry} is repository-root junk inside the package"
         else:
-            assert inside[0] in LAYERS, f"{entry} is not part of a layer"
+            assert inside[0] in PACKAGES, f"{entry} is not part of a layer or of the kit"
         assert not {"tests", "bench", "ADR", ".ci", "conftest.py"} & set(entry.parts), entry
 
 

@@ -1,0 +1,86 @@
+"""The test kit for embedders: Hypothesis strategies, fakes of the ports and the notice machine.
+
+Modules by role: `strategies`, `fakes`, `model` (the oracle) and `machine`. Needs the `testing`
+extra (`pip install 'sessionwatch[testing]'`); `import sessionwatch` never imports this package.
+"""
+
+from __future__ import annotations
+
+try:
+    import hypothesis  # noqa: F401 - imported only to say which extra is missing
+except ImportError as exc:  # the extra is optional: say how to get it
+    raise ImportError(
+        "sessionwatch.testing needs Hypothesis: pip install 'sessionwatch[testing]'", name=exc.name
+    ) from exc
+
+from sessionwatch.testing.fakes import START, FakeClock, RecordingWaker
+from sessionwatch.testing.machine import SessionWatchMachine
+from sessionwatch.testing.model import NoticeModel
+from sessionwatch.testing.strategies import (
+    AGENT_IDS,
+    BARE_KEYS,
+    CHANNELS,
+    DEDUPE_KEYS,
+    FIXED_SUMMARIES,
+    HOT_REFS,
+    RUN_IDS,
+    SESSION_KINDS,
+    SUBAGENT_KEYS,
+    OccurredAt,
+    SessionRef,
+    actors,
+    agent_ids,
+    agent_qualified_keys,
+    agent_qualified_refs,
+    bare_keys,
+    bare_refs,
+    channels,
+    dedupe_keys,
+    occurred_ats,
+    owner_of,
+    payloads,
+    run_ids,
+    session_refs,
+    signal_inputs,
+    signal_kinds,
+    subagent_keys,
+    summaries,
+    weighted,
+)
+
+__all__ = [
+    "AGENT_IDS",
+    "BARE_KEYS",
+    "CHANNELS",
+    "DEDUPE_KEYS",
+    "FIXED_SUMMARIES",
+    "HOT_REFS",
+    "RUN_IDS",
+    "SESSION_KINDS",
+    "START",
+    "SUBAGENT_KEYS",
+    "FakeClock",
+    "NoticeModel",
+    "OccurredAt",
+    "RecordingWaker",
+    "SessionRef",
+    "SessionWatchMachine",
+    "actors",
+    "agent_ids",
+    "agent_qualified_keys",
+    "agent_qualified_refs",
+    "bare_keys",
+    "bare_refs",
+    "channels",
+    "dedupe_keys",
+    "occurred_ats",
+    "owner_of",
+    "payloads",
+    "run_ids",
+    "session_refs",
+    "signal_inputs",
+    "signal_kinds",
+    "subagent_keys",
+    "summaries",
+    "weighted",
+]

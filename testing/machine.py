@@ -1,0 +1,403 @@
+"""The notice machine: a Hypothesis state machine that drives one `SessionWatch` and checks it.
+
+Every step is compared with the oracle (`NoticeModel`); a host overrides `open_watch` to run it on
+its own store and wiring.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import ClassVar
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+import sessionwatch
+from sessionwatch.adapters.entry.watch import SessionWatch
+from sessionwatch.adapters.stores.memory import MemorySignalStore
+from sessionwatch.domain.errors import InvalidSignal, UnknownSession
+from sessionwatch.domain.ports import Clock, Waker
+from sessionwatch.domain.signals import Actor, SignalKind
+from sessionwatch.projections.models import Notice
+from sessionwatch.testing.fakes import FakeClock, RecordingWaker
+from sessionwatch.testing.model import (
+    NOTIFYING_KINDS,
+    Identity,
+    NoticeModel,
+    Pair,
+    Positions,
+    agent_of,
+    identity_of_watcher,
+    is_subagent,
+    wake_reason,
+)
+
+__all__ = ["SessionWatchMachine"]
+
+_WATCHERS = ("agent:main:main", "agent:ops:main", "agent:main:subagent:helper", "agent:ops:SubAgent:probe")
+"""Agent-qualified watchers; the last two are subagent keys (never woken)."""
+
+_TARGETS: tuple[Identity, ...] = (
+    ("agent:main:worker", "main"),
+    ("agent:main:subagent:child", "main"),
+    ("global", "main"),
+    ("global", "ops"),
+)
+"""Watched sessions; the two `global`s differ only by agent id and must never mix."""
+
+_OUTSIDER = "agent:research:outsider"
+"""An agent that is never upserted: it may hold a seeded cursor, the sweep must skip it."""
+
+
+def _expected_text(target: str, last_seen: int) -> str:
+    """The notice line, byte for byte, spelled out here rather than imported."""
+    return (
+        f'Session "{target}" changed (other actor). Reconcile before acting: '
+        f'session_status sessionKey "{target}" changesSince {last_seen}.'
+    )
+
+
+def _expect(actual: object, expected: object, what: str) -> None:
+    """Fail with both values (an explicit raise: checks must survive `python -O`)."""
+    if actual != expected:
+        raise AssertionError(f"{what}: expected {expected!r}, got {actual!r}")
+
+
+def _require(condition: bool, what: str) -> None:
+    if not condition:
+        raise AssertionError(what)
+
+
+_IDENTITIES: tuple[Identity, ...] = (
+    *_TARGETS,
+    *(identity for identity in map(identity_of_watcher, _WATCHERS) if identity is not None),
+)
+_HOLDER_KEYS = (*_WATCHERS, "agent:main:worker", _OUTSIDER)
+"""Every key that can come to hold a cursor in the machine."""
+_PRODUCER_WATCHERS = (*_WATCHERS, "agent:main:worker", "global", "cron:nightly")
+_MACHINE_ACTORS = (
+    Actor.human(),
+    Actor.human("alice"),
+    Actor.system(),
+    *(Actor.agent(w) for w in _WATCHERS),
+    Actor.agent("agent:main:worker"),
+    Actor.agent(_OUTSIDER),
+)
+_KIND_SUMMARIES = {
+    SignalKind.HUMAN_DIRECT_MESSAGE: "human message via telegram",
+    SignalKind.UPSTREAM_MISSING: "upstream missing via claude-code",
+    SignalKind.GOAL_CHANGED: "goal updated",
+    SignalKind.CHILD_SPAWNED: "child session spawned",
+    SignalKind.RUN_COMPLETED: "child run completed",
+    SignalKind.RUN_FAILED: "child run failed",
+    SignalKind.COMPACTED: "session compacted",
+    SignalKind.ADOPTED: "session adopted",
+}
+
+
+class SessionWatchMachine(RuleBasedStateMachine):
+    """The notice protocol under arbitrary interleavings, checked after every step.
+
+    Records of every kind by humans, the system and agents (each watcher itself or another),
+    producer watchers, watch / unwatch, drains, two-phase acknowledgements, resets, deletes,
+    upserts, restarts and clock steps drive one `SessionWatch`; a `NoticeModel` says what the
+    store must hold, and the invariants compare cursors, pending notices and their exact text,
+    heads, wakes and a replay of the event store with it.
+
+    A host subclasses it and overrides `open_watch` to open its own store and wiring, then runs
+    `MyMachine.TestCase` (pytest and unittest collect it). Each example starts from an empty
+    store; `tmp_path` is a fresh directory per example, removed afterwards.
+    """
+
+    reopen_on_restart: ClassVar[bool] = True
+    """The `restart` rule closes the watch and reopens it through `open_watch`, as a host restart
+    does. Set False for a store that does not outlive `close()`: the rule then runs the restart
+    sweep on the open watch instead (as it always does for a `memory://` store)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tmp_path = Path(tempfile.mkdtemp(prefix="sessionwatch-machine-"))
+        self.clock = FakeClock()
+        self.waker = RecordingWaker()
+        self.model = NoticeModel()
+        self.last_sequence = 0
+        try:
+            self.watch = self.open_watch(self.clock, self.waker)
+        except BaseException:
+            shutil.rmtree(self.tmp_path, ignore_errors=True)
+            raise
+
+    def open_watch(self, clock: Clock, waker: Waker) -> SessionWatch:
+        """Open the `SessionWatch` under test; override it to open the host's own.
+
+        Called once per example, and again by each `restart` (so it must find the same store
+        then). Pass `clock` and `waker` on (a host waker may wrap `waker`); keep the restart
+        sweep on (the `open()` default) and a retention that prunes nothing within days.
+        """
+        return sessionwatch.open("memory://", clock=clock, waker=waker)
+
+    def teardown(self) -> None:
+        """Close the watch and remove `tmp_path`."""
+        try:
+            self.watch.close()
+        finally:
+            shutil.rmtree(self.tmp_path, ignore_errors=True)
+
+    # ------------------------------------------------------------------------------- helpers
+
+    def stored(self) -> dict[Pair, Positions]:
+        """Every cursor in the store, as `(L, N, M)` per pair."""
+        return {
+            (c.watcher, c.target_key, c.target_agent_id): (c.last_seen, c.notified, c.material)
+            for c in self.watch.store.read_model().all_cursors()
+        }
+
+    def _record(self, target: Identity, kind: SignalKind, actor: Actor, watchers: Iterable[str]) -> None:
+        key, agent = target
+        producers = [w for w in watchers if identity_of_watcher(w) != target]  # never the session itself
+        before = self.stored()
+        self.waker.take()
+        signal = self.watch.record(
+            key, kind=kind, actor=actor, summary=_KIND_SUMMARIES[kind], agent_id=agent, watchers=producers
+        )
+        _require(
+            signal.sequence > self.last_sequence,
+            f"sequence {signal.sequence} after {self.last_sequence}: one global counter, strictly increasing",
+        )
+        self.last_sequence = signal.sequence
+        opened = self.model.record(target, signal.sequence, kind, actor, producers)
+        after = self.stored()
+        calls = set(self.waker.take())
+        if kind.value not in NOTIFYING_KINDS and kind is not SignalKind.CHILD_SPAWNED:
+            _expect(after, before, f"cursors after a log-only {kind.value}")
+        if actor.actor_type == "agent" and actor.actor_id is not None and kind.value in NOTIFYING_KINDS:
+            mine = (actor.actor_id, key, agent)
+            _expect(after.get(mine), before.get(mine), "the actor's own cursor after a self-caused signal")
+        touched = {w for (w, k, a), lnm in after.items() if (k, a) == target and before.get((w, k, a)) != lnm}
+        may_wake = {(w, wake_reason(key)) for w in touched if not is_subagent(w)}
+        must_wake = {(w, wake_reason(key)) for w in opened if not is_subagent(w)}
+        if kind.value in NOTIFYING_KINDS:
+            _require(
+                must_wake <= calls <= may_wake,
+                f"wakes {sorted(calls)}: must include {sorted(must_wake)}, may include {sorted(may_wake)}",
+            )
+        else:
+            _expect(calls, set(), f"wakes after a {kind.value}")
+
+    def _expect_follow_up_wakes(self, watcher: str, follow_ups: Iterable[str]) -> None:
+        expected = set() if is_subagent(watcher) else {(watcher, wake_reason(key)) for key in follow_ups}
+        _expect(set(self.waker.take()), expected, f"follow-up wakes of {watcher}")
+
+    # --------------------------------------------------------------------------------- rules
+
+    @rule(
+        session=st.sampled_from(_IDENTITIES),
+        kind=st.sampled_from(list(SignalKind)),
+        actor=st.sampled_from(_MACHINE_ACTORS),
+        watchers=st.lists(st.sampled_from(_PRODUCER_WATCHERS), max_size=3),
+    )
+    def record(self, session: Identity, kind: SignalKind, actor: Actor, watchers: list[str]) -> None:
+        """`record` any kind on any identity, with producer watchers."""
+        spawns_itself = actor.actor_id is not None and identity_of_watcher(actor.actor_id) == session
+        if kind is SignalKind.CHILD_SPAWNED and spawns_itself:
+            return  # a session spawning itself is outside the protocol
+        if kind is SignalKind.CHILD_SPAWNED and self._refuses_spawn_watchers(session, actor, watchers):
+            return
+        self._record(session, kind, actor, watchers)
+
+    def _refuses_spawn_watchers(self, target: Identity, actor: Actor, watchers: list[str]) -> bool:
+        """A spawn seeds only its requester's cursor: other watchers are refused, nothing written."""
+        requester = actor.actor_id if actor.actor_type == "agent" else None
+        if all(identity_of_watcher(w) == target or w == requester for w in watchers):
+            return False
+        key, agent = target
+        before = self.stored()
+        try:
+            self.watch.record(
+                key,
+                kind=SignalKind.CHILD_SPAWNED,
+                actor=actor,
+                summary=_KIND_SUMMARIES[SignalKind.CHILD_SPAWNED],
+                agent_id=agent,
+                watchers=watchers,
+            )
+        except InvalidSignal as refused:
+            _expect(refused.field, "watchers", "the field named by a refused spawn")
+        else:
+            raise AssertionError(f"a child_spawned with watchers {watchers} other than its requester")
+        _expect(self.stored(), before, "cursors after a refused spawn")
+        return True
+
+    @rule(
+        session=st.sampled_from(_TARGETS),
+        watchers=st.lists(st.sampled_from(_PRODUCER_WATCHERS), min_size=1, max_size=4),
+        actor=st.sampled_from(_MACHINE_ACTORS),
+    )
+    def record_with_producer_watchers(self, session: Identity, watchers: list[str], actor: Actor) -> None:
+        """A notifying `goal_changed` that always names producer watchers."""
+        self._record(session, SignalKind.GOAL_CHANGED, actor, watchers)
+
+    @rule(
+        watcher=st.sampled_from((*_WATCHERS, "global")),
+        session=st.sampled_from(_IDENTITIES),
+        explicit_agent=st.booleans(),
+    )
+    def watch_target(self, watcher: str, session: Identity, explicit_agent: bool) -> None:
+        """`watch` starts a cursor at the target's head and never clobbers one."""
+        key, agent = session
+        self.waker.take()
+        accepted = self.watch.watch(watcher, key, target_agent_id=agent if explicit_agent else None)
+        watcher_identity = identity_of_watcher(watcher)
+        expected = (
+            watcher_identity is not None
+            and watcher_identity != session
+            and (explicit_agent or agent_of(key) is not None)
+        )
+        _expect(accepted, expected, f"watch({watcher!r}, {key!r}, explicit agent: {explicit_agent})")
+        pair = (watcher, key, agent)
+        if accepted and pair not in self.model.cursors:
+            head = self.model.heads.get(session, 0)
+            self.model.cursors[pair] = (head, head, head)  # starts at the head
+        _expect(self.waker.take(), [], "wakes after a watch")
+
+    @rule(watcher=st.sampled_from(_HOLDER_KEYS), session=st.sampled_from(_IDENTITIES))
+    def unwatch(self, watcher: str, session: Identity) -> None:
+        """`unwatch` removes the cursor, and says whether there was one."""
+        key, agent = session
+        removed = self.watch.unwatch(watcher, key, target_agent_id=agent)
+        _expect(removed, (watcher, key, agent) in self.model.cursors, f"unwatch({watcher!r}, {session})")
+        self.model.cursors.pop((watcher, key, agent), None)
+
+    @rule(watcher=st.sampled_from(_HOLDER_KEYS))
+    def drain(self, watcher: str) -> None:
+        """`drain` returns exactly the pending notices and acknowledges them."""
+        expected = self.model.pending(watcher)
+        self.waker.take()
+        drained = self.watch.drain(watcher)
+        got = {(n.target, n.target_agent_id): n.last_seen for n in drained}
+        _expect(got, expected, f"notices drained by {watcher}")
+        _expect(len(drained), len(expected), f"number of notices drained by {watcher}")
+        for notice in drained:
+            _expect(notice.text, _expected_text(notice.target, notice.last_seen), "notice text")
+        follow_ups = [k for k, a in expected if self.model.acknowledge((watcher, k, a))]
+        self._expect_follow_up_wakes(watcher, follow_ups)
+
+    @rule(
+        watcher=st.sampled_from(_HOLDER_KEYS),
+        keep=st.lists(st.booleans(), min_size=len(_IDENTITIES), max_size=len(_IDENTITIES)),
+        interleaved=st.none() | st.sampled_from(_TARGETS),
+    )
+    def acknowledge_some(self, watcher: str, keep: list[bool], interleaved: Identity | None) -> None:
+        """Two-phase: read the notices, maybe record in between, acknowledge some."""
+        notices = self.watch.pending_notices(watcher)
+        chosen: list[Notice] = [n for n, k in zip(notices, keep, strict=False) if k]
+        if interleaved is not None:  # a signal between reading and acknowledging
+            self._record(interleaved, SignalKind.HUMAN_DIRECT_MESSAGE, Actor.human(), ())
+        self.waker.take()
+        self.watch.acknowledge(watcher, chosen)
+        follow_ups = [
+            n.target for n in chosen if self.model.acknowledge((watcher, n.target, n.target_agent_id))
+        ]
+        self._expect_follow_up_wakes(watcher, follow_ups)
+
+    @rule(identity=st.sampled_from(_IDENTITIES))
+    def reset(self, identity: Identity) -> None:
+        """`reset_session` drops the cursors the session holds; its history stays."""
+        key, agent = identity
+        self.watch.reset_session(key, agent_id=agent)
+        self.model.drop_held_by(identity)
+
+    @rule(identity=st.sampled_from(_IDENTITIES))
+    def delete(self, identity: Identity) -> None:
+        """`delete_session` forgets the identity and every cursor it holds or is watched by."""
+        key, agent = identity
+        self.watch.delete_session(key, agent_id=agent)
+        self.model.drop_held_by(identity)
+        self.model.drop_targeting(identity)
+        self.model.heads.pop(identity, None)
+        self.model.known.discard(identity)
+        self.model.registered.discard(identity)
+
+    @rule(identity=st.sampled_from(_IDENTITIES))
+    def upsert(self, identity: Identity) -> None:
+        """`upsert_session` makes the identity known and an existing watcher for the sweep."""
+        key, agent = identity
+        self.watch.upsert_session(key, agent_id=agent)
+        self.model.known.add(identity)
+        self.model.registered.add(identity)
+
+    @rule()
+    def restart(self) -> None:
+        """Reopen the store (an in-memory one: sweep it); open notices are re-frozen and re-woken."""
+        self.waker.take()
+        if self.reopen_on_restart and not isinstance(self.watch.store, MemorySignalStore):
+            self.watch.close()
+            self.watch = self.open_watch(self.clock, self.waker)
+            self._require_same_store()
+        else:
+            self.watch.sweep()
+        _expect(set(self.waker.take()), self.model.sweep(), "wakes of the restart sweep")
+
+    def _require_same_store(self) -> None:
+        for key, agent in sorted(self.model.known)[:1]:
+            try:
+                self.watch.session_status(key, agent_id=agent)
+            except UnknownSession:
+                raise AssertionError(
+                    f"after a restart, open_watch() gave a store that does not know {key!r} ({agent}):"
+                    " it must reopen the same store (or set reopen_on_restart = False for a store that"
+                    " does not outlive close())"
+                ) from None
+
+    @rule(minutes=st.integers(1, 180))
+    def advance_clock(self, minutes: int) -> None:
+        """Time passes."""
+        self.clock.advance(minutes=minutes)
+
+    # ---------------------------------------------------------------------------- invariants
+
+    @invariant()
+    def cursors_are_ordered(self) -> None:
+        """`L <= N <= M` for every cursor."""
+        for pair, (last_seen, notified, material) in self.stored().items():
+            _require(last_seen <= notified <= material, f"{pair}: L, N, M = {last_seen, notified, material}")
+
+    @invariant()
+    def cursors_match_the_model(self) -> None:
+        """The stored cursors are exactly the model's."""
+        _expect(self.stored(), self.model.cursors, "stored cursors")
+
+    @invariant()
+    def one_notice_per_stale_pair_with_the_exact_text(self) -> None:
+        """At most one pending notice per (watcher, target), with the byte-stable text."""
+        for watcher in {*_HOLDER_KEYS, *(w for w, _, _ in self.model.cursors)}:
+            notices = self.watch.pending_notices(watcher)
+            targets = [(n.target, n.target_agent_id) for n in notices]
+            _expect(len(set(targets)), len(targets), f"distinct targets among {watcher}'s notices")
+            got = dict(zip(targets, (n.last_seen for n in notices), strict=True))
+            _expect(got, self.model.pending(watcher), f"pending notices of {watcher}")
+            for notice in notices:
+                _expect(notice.watcher, watcher, "notice watcher")
+                _expect(notice.text, _expected_text(notice.target, notice.last_seen), "notice text")
+
+    @invariant()
+    def heads_match_the_model(self) -> None:
+        """Each known identity's head is its last signal's sequence; an unknown one is unknown."""
+        for identity in _IDENTITIES:
+            key, agent = identity
+            try:
+                head: int | None = self.watch.session_status(key, agent_id=agent).state_version
+            except UnknownSession:
+                head = None
+            expected = self.model.heads.get(identity, 0) if identity in self.model.known else None
+            _expect(head, expected, f"head of {identity} (None: unknown session)")
+
+    @invariant()
+    def the_audit_is_clean(self) -> None:
+        """`audit()` finds nothing: the replay rebuilds the stored read models; every invariant holds."""
+        report = self.watch.audit()
+        details = "; ".join(f"{v.kind}: {v.detail}" for v in report.violations)
+        _require(report.ok, f"the audit found violations: {details}")

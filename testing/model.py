@@ -1,0 +1,129 @@
+"""The oracle of the notice protocol: what the store must hold, written from the rules in plain Python.
+
+It never calls sessionwatch's domain functions, so a bug there cannot hide in the expectation too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TypeAlias
+
+from sessionwatch.domain.signals import Actor, SignalKind
+
+__all__ = [
+    "NOTIFYING_KINDS",
+    "Identity",
+    "NoticeModel",
+    "Pair",
+    "Positions",
+    "agent_of",
+    "identity_of_watcher",
+    "is_subagent",
+    "wake_reason",
+]
+
+Identity: TypeAlias = tuple[str, str]
+"""(session key, agent id): the pair that names a session."""
+Pair: TypeAlias = tuple[str, str, str]
+"""(watcher key, target key, target agent id): one cursor."""
+Positions: TypeAlias = tuple[int, int, int]
+"""(L, N, M)."""
+
+NOTIFYING_KINDS = frozenset({"human_direct_message", "upstream_missing", "goal_changed"})
+"""The kinds whose signal owes the session's watchers a notice; the others are logged only."""
+
+_QUALIFIED_PARTS = 3  # agent, id, rest
+
+
+def agent_of(key: str) -> str | None:
+    """The agent id of an agent-qualified key `agent:<id>:<rest>`, else None."""
+    parts = [part for part in key.strip().split(":") if part]
+    return parts[1] if len(parts) >= _QUALIFIED_PARTS and parts[0] == "agent" else None
+
+
+def identity_of_watcher(key: str) -> Identity | None:
+    """The session a watcher key names: itself, owned by its agent; None for a key that is not qualified."""
+    agent = agent_of(key)
+    return None if agent is None else (key.strip(), agent)
+
+
+def is_subagent(key: str) -> bool:
+    """Whether `key` is an agent-qualified subagent key (never woken: it reads notices on its next turn)."""
+    parts = [part for part in key.strip().split(":") if part]
+    return agent_of(key) is not None and ":".join(parts[2:]).lower().startswith("subagent:")
+
+
+def wake_reason(target: str) -> str:
+    """The reason a watcher is woken with for a notice on `target`."""
+    return f"session-state:{target}"
+
+
+class NoticeModel:
+    """What the store must hold: cursors, heads, known and registered identities.
+
+    Written from the rules for watching, notices, reset and delete, never from sessionwatch's
+    domain functions.
+    """
+
+    def __init__(self) -> None:
+        self.cursors: dict[Pair, Positions] = {}
+        self.heads: dict[Identity, int] = {}
+        self.known: set[Identity] = set()
+        self.registered: set[Identity] = set()  # upserted and not deleted
+
+    def pending(self, watcher: str) -> dict[Identity, int]:
+        """The watcher's pending notices: target identity → L, exactly where `N > L`."""
+        return {(k, a): lnm[0] for (w, k, a), lnm in self.cursors.items() if w == watcher and lnm[1] > lnm[0]}
+
+    def record(
+        self, target: Identity, sequence: int, kind: SignalKind, actor: Actor, watchers: Iterable[str]
+    ) -> set[str]:
+        """Apply one recorded signal; return the watchers whose notice became pending by it."""
+        key, agent = target
+        self.heads[target] = sequence
+        self.known.add(target)
+        if kind is SignalKind.CHILD_SPAWNED:
+            requester = actor.actor_id
+            if actor.actor_type == "agent" and requester is not None and agent_of(requester) is not None:
+                # a spawn seeds its requester's cursor at the spawn, nothing pending
+                self.cursors[(requester, key, agent)] = (sequence, sequence, sequence)
+            return set()
+        if kind.value not in NOTIFYING_KINDS:
+            return set()
+        holders = [w for (w, k, a) in self.cursors if (k, a) == target]
+        opened = set()
+        for watcher in dict.fromkeys([*watchers, *holders]):
+            if agent_of(watcher) is None or watcher == actor.actor_id:
+                continue
+            last_seen, notified, _ = self.cursors.get((watcher, key, agent), (0, 0, 0))
+            if notified == last_seen:
+                opened.add(watcher)
+                notified = sequence
+            self.cursors[(watcher, key, agent)] = (last_seen, notified, sequence)  # M always moves
+        return opened
+
+    def acknowledge(self, pair: Pair) -> bool:
+        """Acknowledge: `L := N`, then `N := M` when `M > N`; True when a follow-up is pending."""
+        last_seen, notified, material = self.cursors[pair]
+        if notified <= last_seen:
+            return False
+        self.cursors[pair] = (notified, material, material)
+        return material > notified
+
+    def drop_held_by(self, identity: Identity) -> None:
+        """Forget the cursors `identity` holds as a watcher (reset and delete)."""
+        self.cursors = {p: v for p, v in self.cursors.items() if identity_of_watcher(p[0]) != identity}
+
+    def drop_targeting(self, identity: Identity) -> None:
+        """Forget the cursors on `identity` as a target (delete)."""
+        self.cursors = {p: v for p, v in self.cursors.items() if (p[1], p[2]) != identity}
+
+    def sweep(self) -> set[tuple[str, str]]:
+        """The restart sweep: re-freeze `N := M` for open cursors of existing watchers; the wakes owed."""
+        wakes = set()
+        for (watcher, key, agent), (last_seen, _, material) in list(self.cursors.items()):
+            if material > last_seen and identity_of_watcher(watcher) in self.registered:
+                self.cursors[(watcher, key, agent)] = (last_seen, material, material)
+                if not is_subagent(watcher):
+                    wakes.add((watcher, wake_reason(key)))
+        return wakes
