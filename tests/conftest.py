@@ -7,12 +7,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import FakeClock
 from hypothesis import HealthCheck, settings
 from stores import STORES, drop_reused_schemas, fresh_store_url, postgres_problem
 
 import sessionwatch
 from sessionwatch import SessionWatch
+from sessionwatch.testing import FakeClock
 
 settings.register_profile(
     "default", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]

@@ -1,6 +1,7 @@
-"""Test doubles shared by the suites: small fakes, never mocks.
+"""Helpers shared by the suites: reading the README's worked examples.
 
-The fake clock ships in the test kit (`sessionwatch.testing`, SPEC §16); it is re-exported here.
+The fake clock and the recording waker ship in the test kit (`sessionwatch.testing`); import them
+from there.
 """
 
 from __future__ import annotations
@@ -8,9 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sessionwatch.testing import START, FakeClock
-
-__all__ = ["START", "FakeClock", "readme_python_block"]
+__all__ = ["readme_python_block"]
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -1,8 +1,9 @@
-"""The suites' strategies: the test kit's (`sessionwatch.testing`, SPEC §16), and operation sequences.
+"""The suites' own strategies: sequences of session operations, and hostile input for the fuzzers.
 
-Sessions, kinds, actors, payloads and `SignalInput`s come from the packaged kit, so hosts and this
-suite draw from the same pools; the operations below drive the signal-log properties, and the
-hostile values at the end (malformed keys, bad text, payloads off the whitelist) drive the fuzzers.
+Sessions, kinds, actors, payloads and `SignalInput`s come from the test kit (`sessionwatch.testing`;
+import them from there), so hosts and this suite draw from the same pools; the operations below
+drive the signal-log properties, and the hostile values at the end (malformed keys, bad text,
+payloads off the whitelist) drive the fuzzers.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from sessionwatch.testing import (
     SESSION_KINDS,
     SessionRef,
     agent_qualified_keys,
-    owner_of,
     session_refs,
     signal_inputs,
     weighted,
@@ -37,7 +37,6 @@ __all__ = [
     "Record",
     "RecordMany",
     "Reset",
-    "SessionRef",
     "Upsert",
     "hostile_agent_id_texts",
     "hostile_agent_ids",
@@ -54,9 +53,6 @@ __all__ = [
     "operation_lists",
     "operations",
     "oversize_text",
-    "owner_of",
-    "session_refs",
-    "signal_inputs",
     "with_forbidden_character",
 ]
 

@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 import pytest
-from helpers import FakeClock
 from stores import FILE_STORES, admin
 
 import sessionwatch
@@ -26,6 +25,7 @@ from sessionwatch.adapters.stores.sqlite import SqliteSignalStore
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.watch_cursor import CursorKey
 from sessionwatch.projections.read_model import ReadModel
+from sessionwatch.testing import FakeClock
 
 MANAGER = "agent:main:main"
 CHILD = "agent:main:subagent:child"

@@ -16,7 +16,6 @@ from typing import Any
 
 import orjson
 import pytest
-from helpers import FakeClock
 from stores import STORES, fresh_store_url
 
 import sessionwatch
@@ -31,6 +30,7 @@ from sessionwatch.adapters.history.jsonl import (
 from sessionwatch.adapters.stores.port import SignalStore, StoreNotEmptyError
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.projections.read_model import ReadModel, fold
+from sessionwatch.testing import FakeClock
 
 MANAGER = "agent:main:main"
 CHILD = "agent:main:subagent:child"

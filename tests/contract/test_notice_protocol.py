@@ -11,8 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 from auditing import assert_audit_clean
-from fakes import FailingWaker, FakeWaker
-from helpers import FakeClock
+from fakes import FailingWaker, ProbingWaker
 
 import sessionwatch
 from sessionwatch import (
@@ -26,6 +25,7 @@ from sessionwatch import (
     notice_text,
 )
 from sessionwatch.projections.read_model import ReadModel
+from sessionwatch.testing import FakeClock
 
 MANAGER = "agent:main:main"
 CHILD = "agent:main:subagent:child"
@@ -38,12 +38,12 @@ Positions = tuple[int, int, int]
 
 
 @pytest.fixture
-def waker() -> FakeWaker:
-    return FakeWaker()
+def waker() -> ProbingWaker:
+    return ProbingWaker()
 
 
 @pytest.fixture
-def awake(store_url: str, clock: FakeClock, waker: FakeWaker) -> Iterator[SessionWatch]:
+def awake(store_url: str, clock: FakeClock, waker: ProbingWaker) -> Iterator[SessionWatch]:
     """A `SessionWatch` on a fresh store of each kind, with a recording waker."""
     with sessionwatch.open(store_url, clock=clock, waker=waker) as opened:
         yield opened
@@ -687,7 +687,7 @@ def test_session_status_never_advances_a_cursor(watch: SessionWatch) -> None:
 
 
 def test_a_notice_wakes_a_non_subagent_watcher_with_the_target_reason(
-    awake: SessionWatch, waker: FakeWaker
+    awake: SessionWatch, waker: ProbingWaker
 ) -> None:
     assert awake.watch(MANAGER, WORKER) is True
     waker.take()
@@ -695,7 +695,9 @@ def test_a_notice_wakes_a_non_subagent_watcher_with_the_target_reason(
     assert waker.take() == [(MANAGER, f"session-state:{WORKER}")]
 
 
-def test_a_subagent_watcher_is_not_woken_but_holds_its_notice(awake: SessionWatch, waker: FakeWaker) -> None:
+def test_a_subagent_watcher_is_not_woken_but_holds_its_notice(
+    awake: SessionWatch, waker: ProbingWaker
+) -> None:
     assert awake.watch(MANAGER, WORKER) is True
     assert awake.watch(HELPER, WORKER) is True
     waker.take()
@@ -704,7 +706,7 @@ def test_a_subagent_watcher_is_not_woken_but_holds_its_notice(awake: SessionWatc
     assert pending(awake, HELPER) == [(WORKER, 0)]
 
 
-def test_a_subagent_producer_watcher_is_not_woken(awake: SessionWatch, waker: FakeWaker) -> None:
+def test_a_subagent_producer_watcher_is_not_woken(awake: SessionWatch, waker: ProbingWaker) -> None:
     awake.upsert_session(CHILD, spawned_by=HELPER)
     signal = awake.record_goal_changed(CHILD, summary="goal updated")
     assert signal is not None
@@ -712,7 +714,7 @@ def test_a_subagent_producer_watcher_is_not_woken(awake: SessionWatch, waker: Fa
     assert pending(awake, HELPER) == [(CHILD, 0)]
 
 
-def test_no_wake_for_a_self_caused_or_log_only_signal(awake: SessionWatch, waker: FakeWaker) -> None:
+def test_no_wake_for_a_self_caused_or_log_only_signal(awake: SessionWatch, waker: ProbingWaker) -> None:
     spawn(awake)
     assert awake.watch(OPS, CHILD) is True
     waker.take()
@@ -722,7 +724,7 @@ def test_no_wake_for_a_self_caused_or_log_only_signal(awake: SessionWatch, waker
     assert pending(awake, MANAGER) == []
 
 
-def test_the_wake_comes_after_the_commit(awake: SessionWatch, waker: FakeWaker) -> None:
+def test_the_wake_comes_after_the_commit(awake: SessionWatch, waker: ProbingWaker) -> None:
     seen: list[tuple[int, list[tuple[str, int]]]] = []
 
     def probe(watcher: str, reason: str) -> None:
@@ -737,7 +739,7 @@ def test_the_wake_comes_after_the_commit(awake: SessionWatch, waker: FakeWaker) 
 
 
 def test_the_follow_up_of_a_drain_wakes_the_watcher_after_the_commit(
-    awake: SessionWatch, waker: FakeWaker
+    awake: SessionWatch, waker: ProbingWaker
 ) -> None:
     s = spawn(awake)
     human(awake)
@@ -763,7 +765,7 @@ def test_a_failing_waker_changes_no_stored_state_and_is_logged(
         with caplog.at_level(logging.WARNING, logger="sessionwatch"):
             signal = goal(watch, WORKER, Actor.human())
         assert signal.kind is SignalKind.GOAL_CHANGED
-        assert waker.attempts == [(MANAGER, f"session-state:{WORKER}")]
+        assert waker.calls == [(MANAGER, f"session-state:{WORKER}")]
         assert snapshots == [watch.store.read_model()]
         assert lnm(watch, MANAGER, WORKER) == (0, signal.sequence, signal.sequence)
         assert watch.session_status(WORKER).state_version == signal.sequence
@@ -790,7 +792,7 @@ def test_a_failing_waker_never_undoes_a_drain_or_a_sweep(store_url: str, clock: 
         assert pending(watch, MANAGER) == [(CHILD, s + 1)]
 
 
-def test_being_woken_twice_changes_nothing(awake: SessionWatch, waker: FakeWaker) -> None:
+def test_being_woken_twice_changes_nothing(awake: SessionWatch, waker: ProbingWaker) -> None:
     awake.upsert_session(MANAGER)
     s = spawn(awake)
     human(awake)

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 from auditing import assert_audit_clean
-from helpers import FakeClock
 from reference_gateway import REFERENCE_SCHEMA
 from stores import FILE_STORES
 
@@ -23,6 +22,7 @@ from sessionwatch import Actor, SessionWatch
 from sessionwatch.adapters.entry.cli import main
 from sessionwatch.adapters.history.openclaw import OpenclawImportError, import_openclaw
 from sessionwatch.domain.keys import SessionIdentity
+from sessionwatch.testing import FakeClock
 
 MANAGER = "agent:main:main"
 CHILD = "agent:main:subagent:child"

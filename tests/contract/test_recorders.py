@@ -22,7 +22,6 @@ import pytest
 from eventsourcing.persistence import AggregateRecorder, ApplicationRecorder, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
 from eventsourcing.tests import persistence as library
-from helpers import FakeClock
 from psycopg.conninfo import conninfo_to_dict
 from stores import PG_URL, STORES, admin, fresh_store_url, needs_postgres, postgres_url
 
@@ -34,6 +33,7 @@ from sessionwatch.adapters.stores.sql import postgres_schema
 from sessionwatch.adapters.stores.sqlite import SqliteSignalStore
 from sessionwatch.adapters.stores.sqlite_recorder import SqliteEventRecorder
 from sessionwatch.adapters.stores.urls import parse_url
+from sessionwatch.testing import FakeClock
 
 
 class _AsAggregateRecorder(AggregateRecorder):

@@ -14,7 +14,6 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from auditing import assert_audit_clean
-from helpers import FakeClock
 from stores import admin, fresh_store_url
 
 import sessionwatch
@@ -22,6 +21,7 @@ from sessionwatch import InvalidSignal, RegistryEntry, Route, SessionWatch, Stor
 from sessionwatch.adapters.history.jsonl import export_history, import_history
 from sessionwatch.adapters.stores.sql import sqlite_schema
 from sessionwatch.domain.session import SessionMetaUpdated
+from sessionwatch.testing import FakeClock
 
 KEY = "agent:main:worker"
 PARENT = "agent:main:main"

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 from auditing import assert_audit_clean
-from helpers import FakeClock
 from pydantic import ValidationError
 from stores import FILE_STORES, fresh_store_url
 
@@ -36,6 +35,7 @@ from sessionwatch.adapters.stores.archive import read_archive
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.signals import to_epoch_ms
 from sessionwatch.projections.read_model import ReadModel
+from sessionwatch.testing import FakeClock
 
 MANAGER = "agent:main:main"
 CHILD = "agent:main:subagent:child"

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import FakeClock
 from stores import FILE_STORES
 
 import sessionwatch
 from sessionwatch import Actor, InvalidQuery, SessionWatch, UnknownSession
 from sessionwatch.adapters.entry.cli import main
+from sessionwatch.testing import FakeClock
 
 WORKER = "agent:main:worker"
 OTHER = "agent:main:other"

@@ -11,7 +11,6 @@ from typing import Any, NamedTuple, NoReturn
 
 import pytest
 from auditing import assert_audit_clean
-from helpers import START, FakeClock
 from stores import FILE_STORES
 
 import sessionwatch
@@ -30,6 +29,7 @@ from sessionwatch import (
 from sessionwatch.adapters.stores.memory import MemorySignalStore
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.signals import to_epoch_ms
+from sessionwatch.testing import START, FakeClock
 
 MANAGER = "agent:main:main"
 CHILD = "agent:main:subagent:child"

@@ -12,8 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from auditing import assert_audit_clean
-from fakes import FakeWaker
-from helpers import FakeClock
+from fakes import FakeTranscripts
 
 import sessionwatch
 from sessionwatch import (
@@ -27,6 +26,7 @@ from sessionwatch import (
 )
 from sessionwatch.adapters.app import upstream as app_upstream
 from sessionwatch.domain.signals import to_epoch_ms
+from sessionwatch.testing import FakeClock, RecordingWaker
 
 ADOPTED = "agent:main:adopted"
 WATCHER = "agent:main:main"
@@ -60,21 +60,6 @@ class ScriptedProvider:
         return [p.session_key for call in self.calls for p in call]
 
 
-class FakeTranscripts:
-    """The host's transcript port: the session's own recent user texts, oldest first."""
-
-    def __init__(self) -> None:
-        self.texts: dict[str, list[str]] = {}
-        self.failing: set[str] = set()
-        self.calls: list[tuple[str, str, int]] = []
-
-    def recent_user_texts(self, session_key: str, agent_id: str, limit: int) -> list[str]:
-        self.calls.append((session_key, agent_id, limit))
-        if session_key in self.failing:
-            raise OSError("transcript store unavailable")
-        return self.texts.get(session_key, [])[-limit:]
-
-
 def activity(turns: int, offset: int, **extra: object) -> Respond:
     return lambda probe: UpstreamActivity(
         session_key=probe.session_key, human_turns=turns, next_marker={"offset": offset}, **extra
@@ -86,12 +71,12 @@ def missing(probe: UpstreamProbe) -> UpstreamMissing:
 
 
 @pytest.fixture
-def waker() -> FakeWaker:
-    return FakeWaker()
+def waker() -> RecordingWaker:
+    return RecordingWaker()
 
 
 @pytest.fixture
-def watch(store_url: str, clock: FakeClock, waker: FakeWaker) -> Iterator[SessionWatch]:
+def watch(store_url: str, clock: FakeClock, waker: RecordingWaker) -> Iterator[SessionWatch]:
     with sessionwatch.open(store_url, clock=clock, waker=waker) as opened:
         yield opened
 
@@ -219,7 +204,7 @@ def test_link_input_is_validated_naming_the_field(watch: SessionWatch) -> None:
 
 
 def test_watched_activity_is_recorded_once_and_the_marker_advanced(
-    adopted: SessionWatch, waker: FakeWaker
+    adopted: SessionWatch, waker: RecordingWaker
 ) -> None:
     waker.take()
     provider = ScriptedProvider(activity(1, 120, dedupe_id="0-120"))
@@ -418,7 +403,7 @@ def test_a_run_that_started_and_ended_during_the_scan_still_defers(adopted: Sess
 
 
 def test_three_misses_record_one_upstream_missing_and_remove_the_link(
-    adopted: SessionWatch, waker: FakeWaker
+    adopted: SessionWatch, waker: RecordingWaker
 ) -> None:
     provider = ScriptedProvider(missing)
     first, second = tick(adopted, provider), tick(adopted, provider)

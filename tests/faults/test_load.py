@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 
 import pytest
 from auditing import assert_audit_clean
-from helpers import FakeClock
 
 import sessionwatch
 from sessionwatch import Actor, SessionWatch, Signal, SignalInput, SignalKind
+from sessionwatch.testing import FakeClock
 
 pytestmark = pytest.mark.slow
 

@@ -37,13 +37,13 @@ from typing import Protocol
 import psycopg
 import pytest
 from auditing import assert_audit_clean
-from helpers import FakeClock
 from stores import PG_URL, admin, needs_postgres, postgres_url, with_query
 
 import sessionwatch
 from sessionwatch import Actor, SessionWatch, Signal, SignalInput, StoreError
 from sessionwatch.adapters.stores.sqlite import SqliteSignalStore
 from sessionwatch.adapters.stores.urls import parse_url
+from sessionwatch.testing import FakeClock
 
 MANAGER = "agent:main:main"
 WORKER = "agent:main:subagent:worker"

@@ -36,7 +36,6 @@ from strategies import (
     hostile_payloads,
     hostile_summaries,
     oversize_text,
-    signal_inputs,
 )
 
 from sessionwatch import (
@@ -52,6 +51,7 @@ from sessionwatch import (
 )
 from sessionwatch.domain.keys import SessionIdentity, agent_id_of
 from sessionwatch.domain.signals import MAX_TURNS
+from sessionwatch.testing import signal_inputs, signal_kinds
 
 MANAGER = "agent:main:main"
 CHILD = "agent:main:subagent:child"
@@ -370,7 +370,7 @@ def fuzzed_records(draw: st.DrawFn) -> Fuzzed:
     else:
         key = draw(ANY_TEXT)
         agent_id = draw(st.none() | FUZZ_TEXT)
-    kind = draw(st.sampled_from(list(SignalKind)))
+    kind = draw(signal_kinds())
     actor_type = draw(st.sampled_from(("human", "agent", "system")))
     actor_id = draw(st.none() | st.just(MANAGER) | st.just(f" {OPS} ") | FUZZ_TEXT)
     names = _WHITELIST.get(kind, ())

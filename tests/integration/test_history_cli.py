@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import FakeClock
 
 import sessionwatch
 from sessionwatch import Actor
 from sessionwatch.adapters.entry.cli import main
+from sessionwatch.testing import FakeClock
 
 WORKER = "agent:main:worker"
 MANAGER = "agent:main:main"

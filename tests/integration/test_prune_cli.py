@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 from auditing import assert_audit_clean
-from helpers import FakeClock
 
 import sessionwatch
 from sessionwatch import Actor, Retention, SessionWatch
 from sessionwatch.adapters.entry.cli import main
 from sessionwatch.adapters.stores.archive import read_archive
 from sessionwatch.projections.read_model import ReadModel
+from sessionwatch.testing import FakeClock
 
 CHILD = "agent:main:subagent:child"
 WORKER = "agent:main:worker"

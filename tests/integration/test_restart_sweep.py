@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 from auditing import assert_audit_clean
-from fakes import FakeWaker
-from helpers import FakeClock
+from fakes import ProbingWaker
 
 import sessionwatch
 from sessionwatch import Actor, SessionWatch, SignalKind
 from sessionwatch.domain.watch_cursor import NoticesSwept
+from sessionwatch.testing import FakeClock, RecordingWaker
 
 MANAGER = "agent:main:main"
 CHILD = "agent:main:subagent:child"
@@ -85,7 +85,7 @@ def test_closing_and_reopening_keeps_pending_notices(url: str, clock: FakeClock)
 
 def test_sweep_on_open_refreezes_n_to_m_and_wakes_an_existing_watcher(url: str, clock: FakeClock) -> None:
     s = stale_child(url, clock)
-    waker = FakeWaker()
+    waker = RecordingWaker()
     with sessionwatch.open(url, clock=clock, waker=waker) as watch:
         assert lnm(watch, MANAGER, CHILD) == (s, s + 2, s + 2)
         assert waker.calls == [(MANAGER, f"session-state:{CHILD}")]
@@ -96,7 +96,7 @@ def test_sweep_on_open_refreezes_n_to_m_and_wakes_an_existing_watcher(url: str, 
 def test_the_sweep_wakes_after_its_commit(url: str, clock: FakeClock) -> None:
     s = stale_child(url, clock)
     seen: list[Positions | None] = []
-    waker = FakeWaker()
+    waker = ProbingWaker()
     with sessionwatch.open(url, clock=clock, waker=waker, sweep_on_open=False) as watch:
         waker.probe = lambda watcher, _reason: seen.append(lnm(watch, watcher, CHILD))
         watch.sweep()
@@ -131,7 +131,7 @@ def test_sweep_stamps_updated_at_with_now_on_every_cursor_it_reissues(url: str, 
 
 def test_sweep_skips_a_watcher_that_was_never_upserted(url: str, clock: FakeClock) -> None:
     s = stale_child(url, clock, upsert_manager=False)
-    waker = FakeWaker()
+    waker = RecordingWaker()
     with sessionwatch.open(url, clock=clock, waker=waker) as watch:
         assert lnm(watch, MANAGER, CHILD) == (s, s + 1, s + 2)
         assert waker.calls == []
@@ -148,7 +148,7 @@ def test_sweep_skips_a_watcher_that_was_deleted(url: str, clock: FakeClock) -> N
         s = spawn(watch)
         human(watch)
         human(watch)
-    waker = FakeWaker()
+    waker = RecordingWaker()
     with sessionwatch.open(url, clock=clock, waker=waker) as watch:
         assert lnm(watch, MANAGER, CHILD) == (s, s + 1, s + 2)
         assert waker.calls == []
@@ -161,7 +161,7 @@ def test_a_reset_watcher_still_exists_for_the_sweep(url: str, clock: FakeClock) 
         s = spawn(watch)
         human(watch)
         human(watch)
-    waker = FakeWaker()
+    waker = RecordingWaker()
     with sessionwatch.open(url, clock=clock, waker=waker) as watch:
         assert lnm(watch, MANAGER, CHILD) == (s, s + 2, s + 2)
         assert waker.calls == [(MANAGER, f"session-state:{CHILD}")]
@@ -175,7 +175,7 @@ def test_sweep_refreezes_a_subagent_watcher_without_waking_it(url: str, clock: F
         assert watch.watch(MANAGER, WORKER) is True
         w1 = human(watch, WORKER)
         w2 = human(watch, WORKER)
-    waker = FakeWaker()
+    waker = RecordingWaker()
     with sessionwatch.open(url, clock=clock, waker=waker, sweep_on_open=False) as watch:
         report = watch.sweep()
         assert lnm(watch, HELPER, WORKER) == (0, w2, w2)
@@ -194,7 +194,7 @@ def test_sweep_never_reopens_an_acknowledged_cursor_across_a_restart(url: str, c
         assert len(watch.drain(MANAGER)) == 1
         assert lnm(watch, MANAGER, CHILD) == (s + 1, s + 1, s + 1)
         before = watch.store.read_model()
-    waker = FakeWaker()
+    waker = RecordingWaker()
     with sessionwatch.open(url, clock=clock, waker=waker) as watch:
         assert watch.startup_sweep is not None
         assert (watch.startup_sweep.refrozen, watch.startup_sweep.republished) == (0, 0)
@@ -207,7 +207,7 @@ def test_sweep_never_reopens_an_acknowledged_cursor_across_a_restart(url: str, c
 
 def test_sweep_on_open_false_does_not_sweep(url: str, clock: FakeClock) -> None:
     s = stale_child(url, clock)
-    waker = FakeWaker()
+    waker = RecordingWaker()
     with sessionwatch.open(url, clock=clock, waker=waker, sweep_on_open=False) as watch:
         assert lnm(watch, MANAGER, CHILD) == (s, s + 1, s + 2)
         assert waker.calls == []
@@ -218,7 +218,7 @@ def test_sweep_on_open_false_does_not_sweep(url: str, clock: FakeClock) -> None:
 
 def test_a_second_sweep_changes_nothing_but_republishes(url: str, clock: FakeClock) -> None:
     s = stale_child(url, clock)
-    waker = FakeWaker()
+    waker = RecordingWaker()
     with sessionwatch.open(url, clock=clock, waker=waker) as watch:
         assert waker.take() == [(MANAGER, f"session-state:{CHILD}")]
         model = watch.store.read_model()

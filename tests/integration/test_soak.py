@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditing import assert_audit_clean
-from helpers import FakeClock
 
 import sessionwatch
 from sessionwatch import Actor, Retention, SessionWatch, SignalInput
+from sessionwatch.testing import FakeClock
 
 TOTAL = 20_000
 BATCH = 500

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
-from helpers import FakeClock
 
 import sessionwatch
 from sessionwatch import Actor
 from sessionwatch.adapters.stores.sqlite import SqliteSignalStore
+from sessionwatch.testing import FakeClock
 
 
 def _record(watch: sessionwatch.SessionWatch, key: str) -> int:

@@ -11,11 +11,11 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from helpers import FakeClock
 
 import sessionwatch
 from sessionwatch import Actor, SessionWatch
 from sessionwatch.domain.signals import from_epoch_ms
+from sessionwatch.testing import FakeClock
 
 KEY = "agent:main:worker"
 

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 from auditing import assert_audit_clean
-from helpers import FakeClock
 
 import sessionwatch
 from sessionwatch import Actor, SessionWatch, StoreError
 from sessionwatch.adapters.stores.sqlite import SqliteSignalStore
+from sessionwatch.testing import FakeClock
 
 TARGET = "agent:main:subagent:child"
 WATCHER = "agent:main:main"

@@ -9,7 +9,7 @@ every pass, replaying the event store must rebuild exactly the stored read model
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -40,29 +40,18 @@ from codex_transcripts import (
     user_event,
     user_message,
 )
-from helpers import FakeClock
+from fakes import FakeTranscripts
 
 import sessionwatch
 from sessionwatch import SessionWatch, SignalKind, Transcripts, notice_text
 from sessionwatch.adapters.upstream.transcripts import SCAN_CAP, JsonlTranscriptProvider, marker_at_end
+from sessionwatch.testing import FakeClock
 
 ADOPTED = "agent:main:adopted"
 WATCHER = "agent:main:main"
 CATALOG = "claude-code"
 
 # ------------------------------------------------------------------------------------- fixtures
-
-
-class FakeTranscripts:
-    """The host's transcript port: each session's own user texts, oldest first."""
-
-    def __init__(self, texts: dict[str, list[str]] | None = None) -> None:
-        self.texts = texts or {}
-        self.calls: list[tuple[str, str, int]] = []
-
-    def recent_user_texts(self, session_key: str, agent_id: str, limit: int) -> Sequence[str]:
-        self.calls.append((session_key, agent_id, limit))
-        return self.texts.get(session_key, [])[-limit:]
 
 
 @pytest.fixture

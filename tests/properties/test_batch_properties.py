@@ -17,15 +17,13 @@ from typing import TypeAlias
 
 import pytest
 from auditing import assert_audit_clean
-from fakes import FakeWaker
-from helpers import FakeClock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from stores import STORES, fresh_store_url
 
 import sessionwatch
 from sessionwatch import Actor, SessionWatch, Signal, SignalInput, SignalKind
-from sessionwatch.testing import weighted
+from sessionwatch.testing import FakeClock, RecordingWaker, weighted
 
 _TMPFS = Path("/dev/shm")  # noqa: S108 - only a parent: TemporaryDirectory makes a private 0700 dir in it
 SCRATCH = _TMPFS if _TMPFS.is_dir() else None
@@ -90,14 +88,16 @@ _STEPS: st.SearchStrategy[Step] = st.one_of(
 
 
 @contextmanager
-def _twin_watches(store_kind: str) -> Iterator[tuple[SessionWatch, FakeWaker, SessionWatch, FakeWaker]]:
+def _twin_watches(
+    store_kind: str,
+) -> Iterator[tuple[SessionWatch, RecordingWaker, SessionWatch, RecordingWaker]]:
     """Two fresh stores of one kind, each with its own clock (kept equal) and waker."""
     with ExitStack() as stack:
         pair = []
         for _ in range(2):
             directory = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=SCRATCH)))
             url = stack.enter_context(fresh_store_url(store_kind, directory, reuse=True))
-            waker = FakeWaker()
+            waker = RecordingWaker()
             watch = stack.enter_context(sessionwatch.open(url, clock=FakeClock(), waker=waker))
             for target in TARGETS:
                 watch.upsert_session(target)

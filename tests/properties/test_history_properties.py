@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 import pytest
-from helpers import FakeClock
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from stores import fresh_store_url, needs_postgres
@@ -29,10 +28,8 @@ from strategies import (
     Record,
     RecordMany,
     Reset,
-    SessionRef,
     Upsert,
     operations,
-    session_refs,
 )
 
 import sessionwatch
@@ -40,6 +37,7 @@ from sessionwatch import Actor, InvalidSignal, Retention, SessionWatch, SignalIn
 from sessionwatch.adapters.history.jsonl import export_history, import_history
 from sessionwatch.adapters.stores.port import SignalStore
 from sessionwatch.projections.read_model import fold
+from sessionwatch.testing import FakeClock, SessionRef, session_refs
 
 _TMPFS = Path("/dev/shm")  # noqa: S108 - only a parent: TemporaryDirectory makes a private 0700 dir in it
 SCRATCH = _TMPFS if _TMPFS.is_dir() else None

@@ -18,7 +18,6 @@ from typing import TypeAlias
 
 import pytest
 from auditing import assert_audit_clean
-from helpers import FakeClock
 from hypothesis import event, given
 from hypothesis import strategies as st
 from stores import STORES, fresh_store_url
@@ -28,6 +27,7 @@ from sessionwatch import Actor, Retention, SessionWatch, Signal, SignalInput, Un
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.signals import to_epoch_ms
 from sessionwatch.domain.watch_cursor import CursorKey, CursorState
+from sessionwatch.testing import FakeClock
 
 SESSIONS = (
     SessionIdentity("agent:main:worker", "main"),

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 from auditing import assert_audit_clean
-from helpers import FakeClock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from stores import FILE_STORES, STORES, fresh_store_url
@@ -25,12 +24,8 @@ from strategies import (
     Record,
     RecordMany,
     Reset,
-    SessionRef,
     Upsert,
     operation_lists,
-    owner_of,
-    session_refs,
-    signal_inputs,
 )
 
 import sessionwatch
@@ -43,6 +38,7 @@ from sessionwatch import (
     StateChange,
     UnknownSession,
 )
+from sessionwatch.testing import FakeClock, SessionRef, owner_of, session_refs, signal_inputs
 
 # Creating a SQLite file costs fsyncs; on tmpfs a fresh store per example is ~10x cheaper. Durability
 # is the crash test's subject (tests/integration/test_crash.py), not these properties'.

@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import FakeClock
 
 import sessionwatch
 from sessionwatch import Actor, Retention, SessionWatch
 from sessionwatch.adapters.entry.cli import main
+from sessionwatch.testing import FakeClock
 
 CHILD = "agent:main:subagent:child"
 MANAGER = "agent:main:main"

@@ -22,7 +22,6 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from fakes import FailingWaker
-from helpers import FakeClock
 from stores import FILE_STORES, needs_postgres, postgres_url
 
 import sessionwatch
@@ -40,6 +39,7 @@ from sessionwatch import (
 )
 from sessionwatch.adapters.entry.cli import main
 from sessionwatch.adapters.stores.memory import MemorySignalStore
+from sessionwatch.testing import FakeClock
 
 MANAGER = "agent:main:main"
 CHILD = "agent:main:subagent:child"

@@ -18,7 +18,6 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from claude_transcripts import SESSION_ID, append, assistant, block_prompt, prompt, tool_result
-from helpers import FakeClock
 from snapshots import store_state
 from stores import FILE_STORES, admin, postgres_url
 
@@ -27,6 +26,7 @@ from sessionwatch import Actor, InvalidSignal, Retention, SessionWatch, SignalKi
 from sessionwatch.adapters.history.jsonl import export_history
 from sessionwatch.adapters.upstream.transcripts import JsonlTranscriptProvider, marker_at_end
 from sessionwatch.domain.signals import PAYLOAD_KEYS
+from sessionwatch.testing import FakeClock
 
 MANAGER = "agent:main:main"
 CHILD = "agent:main:subagent:child"

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from helpers import FakeClock
 from tools.fakes import Env
 
 import sessionwatch
 from sessionwatch import SessionWatch
+from sessionwatch.testing import FakeClock
 
 
 @pytest.fixture

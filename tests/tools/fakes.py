@@ -6,8 +6,6 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from helpers import FakeClock
-
 from sessionwatch import SessionTools, SessionWatch, ToolContext, ToolsConfig
 from sessionwatch.domain.registry import Route
 from sessionwatch.domain.tools.history import history_window, message_seq
@@ -23,6 +21,7 @@ from sessionwatch.domain.tools.ports import (
     TranscriptPage,
     Usage,
 )
+from sessionwatch.testing import FakeClock
 
 Message = dict[str, object]
 
@@ -57,8 +56,8 @@ def with_seqs(messages: Iterable[Message]) -> list[Message]:
     return [{**message, "__openclaw": {"seq": index}} for index, message in enumerate(messages, start=1)]
 
 
-class FakeTranscripts:
-    """The host's transcript store: messages per session, read back through the port."""
+class FakeToolTranscripts:
+    """The host's transcript store behind the session tools' port: messages per session, read back."""
 
     def __init__(self) -> None:
         self.messages: dict[tuple[str, str], list[Message]] = {}
@@ -227,7 +226,7 @@ class Env:
 
     watch: SessionWatch
     clock: FakeClock
-    transcripts: FakeTranscripts = field(default_factory=FakeTranscripts)
+    transcripts: FakeToolTranscripts = field(default_factory=FakeToolTranscripts)
     runtime: FakeRuntime = field(default_factory=FakeRuntime)
     models: FakeModels = field(default_factory=FakeModels)
     ids: Ids = field(default_factory=Ids)

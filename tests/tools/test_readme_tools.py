@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from helpers import readme_python_block
-from tools.fakes import FakeModels, FakeRuntime, FakeTranscripts
+from tools.fakes import FakeModels, FakeRuntime, FakeToolTranscripts
 
 from sessionwatch import SessionTools, SessionWatch
 
@@ -34,7 +34,7 @@ def ran(capsys: pytest.CaptureFixture[str]) -> Iterator[tuple[dict[str, object],
     """The example's namespace after it ran, and what it printed."""
     namespace: dict[str, object] = {
         "__name__": "readme_tools_example",
-        "host_transcripts": FakeTranscripts(),
+        "host_transcripts": FakeToolTranscripts(),
         "host_runtime": FakeRuntime(),
         "host_models": FakeModels(),
     }

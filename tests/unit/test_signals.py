@@ -6,7 +6,6 @@ import math
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from helpers import START
 
 from sessionwatch import Actor, InvalidSignal, SignalKind, classify_actor, notice_text
 from sessionwatch.domain.recording import check_signal
@@ -21,6 +20,7 @@ from sessionwatch.domain.signals import (
     human_message_summary,
     to_epoch_ms,
 )
+from sessionwatch.testing import START
 
 NOW = START
 NOW_MS = to_epoch_ms(NOW)

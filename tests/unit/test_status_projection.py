@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
-from helpers import START
 
 from sessionwatch import InvalidQuery, SessionRow, SessionStatus, StateChange
 from sessionwatch.domain.keys import SessionIdentity
@@ -25,6 +24,7 @@ from sessionwatch.projections.status import (
     earliest_available_sequence,
     page_after,
 )
+from sessionwatch.testing import START
 
 KEY = "agent:main:subagent:child"
 WHEN_MS = to_epoch_ms(START)
