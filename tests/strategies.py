@@ -31,13 +31,13 @@ __all__ = [
     "NOT_AGENT_QUALIFIED",
     "NOT_TEXT",
     "PRINTABLE",
-    "Advance",
-    "Delete",
-    "Operation",
-    "Record",
-    "RecordMany",
-    "Reset",
-    "Upsert",
+    "AdvanceOp",
+    "DeleteOp",
+    "RecordManyOp",
+    "RecordOp",
+    "ResetOp",
+    "SessionOp",
+    "UpsertOp",
     "hostile_agent_id_texts",
     "hostile_agent_ids",
     "hostile_id_texts",
@@ -60,14 +60,14 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Record:
+class RecordOp:
     """`watch.record(...)` with the input's fields."""
 
     item: SignalInput
 
 
 @dataclass(frozen=True)
-class RecordMany:
+class RecordManyOp:
     """`watch.record_many(items)`; with `poison_at`, that item is made invalid so nothing is written."""
 
     items: tuple[SignalInput, ...]
@@ -75,7 +75,7 @@ class RecordMany:
 
 
 @dataclass(frozen=True)
-class Upsert:
+class UpsertOp:
     """`watch.upsert_session(...)`."""
 
     ref: SessionRef
@@ -86,27 +86,27 @@ class Upsert:
 
 
 @dataclass(frozen=True)
-class Reset:
+class ResetOp:
     """`watch.reset_session(...)`."""
 
     ref: SessionRef
 
 
 @dataclass(frozen=True)
-class Delete:
+class DeleteOp:
     """`watch.delete_session(...)`."""
 
     ref: SessionRef
 
 
 @dataclass(frozen=True)
-class Advance:
+class AdvanceOp:
     """Move the fake clock forward."""
 
     minutes: int
 
 
-Operation: TypeAlias = Record | RecordMany | Upsert | Reset | Delete | Advance
+SessionOp: TypeAlias = RecordOp | RecordManyOp | UpsertOp | ResetOp | DeleteOp | AdvanceOp
 
 
 _SIGNAL_INPUTS = signal_inputs()
@@ -116,37 +116,37 @@ _BATCHES = st.lists(_SIGNAL_INPUTS, min_size=1, max_size=6)
 
 
 @st.composite
-def _record_many(draw: st.DrawFn) -> RecordMany:
+def _record_many(draw: st.DrawFn) -> RecordManyOp:
     items = tuple(draw(_BATCHES))
     poisoned = draw(st.integers(0, 5)) == 0  # one batch in six carries an invalid item
     poison = draw(st.integers(0, len(items) - 1)) if poisoned else None
-    return RecordMany(items=items, poison_at=poison)
+    return RecordManyOp(items=items, poison_at=poison)
 
 
 _UPSERTS = st.builds(
-    Upsert,
+    UpsertOp,
     ref=_SESSION_REFS,
     kind=st.sampled_from(SESSION_KINDS),
     session_id=st.none() | st.sampled_from(("sess-a", "sess-b")),
     spawned_by=st.none() | _AGENT_QUALIFIED_KEYS,
     parent_session_key=st.none() | _AGENT_QUALIFIED_KEYS,
 )
-_OPERATIONS: st.SearchStrategy[Operation] = weighted(
-    (4, st.builds(Record, _SIGNAL_INPUTS)),
+_OPERATIONS: st.SearchStrategy[SessionOp] = weighted(
+    (4, st.builds(RecordOp, _SIGNAL_INPUTS)),
     (2, _record_many()),
     (1, _UPSERTS),
-    (1, st.builds(Reset, _SESSION_REFS)),
-    (1, st.builds(Delete, _SESSION_REFS)),
-    (1, st.builds(Advance, st.integers(1, 36 * 60))),
+    (1, st.builds(ResetOp, _SESSION_REFS)),
+    (1, st.builds(DeleteOp, _SESSION_REFS)),
+    (1, st.builds(AdvanceOp, st.integers(1, 36 * 60))),
 )
 
 
-def operations() -> st.SearchStrategy[Operation]:
+def operations() -> st.SearchStrategy[SessionOp]:
     """One step of a session's life; records dominate so that logs grow."""
     return _OPERATIONS
 
 
-def operation_lists(max_size: int = 25) -> st.SearchStrategy[list[Operation]]:
+def operation_lists(max_size: int = 25) -> st.SearchStrategy[list[SessionOp]]:
     """A session history: a list of operations."""
     return st.lists(_OPERATIONS, min_size=min(4, max_size), max_size=max_size)
 

@@ -23,12 +23,12 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from stores import fresh_store_url, needs_postgres
 from strategies import (
-    Advance,
-    Delete,
-    Record,
-    RecordMany,
-    Reset,
-    Upsert,
+    AdvanceOp,
+    DeleteOp,
+    RecordManyOp,
+    RecordOp,
+    ResetOp,
+    UpsertOp,
     operations,
 )
 
@@ -105,7 +105,7 @@ class Unlink:
     ref: SessionRef
 
 
-Step: TypeAlias = Any  # a strategies.Operation or one of the steps above
+Step: TypeAlias = Any  # a strategies.SessionOp or one of the steps above
 _WATCHERS = st.sampled_from(WATCHERS)
 _TARGETS = st.sampled_from(TARGETS)
 _CHOICES: list[st.SearchStrategy[Step]] = [
@@ -141,14 +141,14 @@ def play(watch: SessionWatch, clock: FakeClock, step: Step) -> None:
     """One step; refusals (an invalid batch, an unknown session) are part of the history too."""
     with contextlib.suppress(InvalidSignal, UnknownSession):
         match step:
-            case Record(item=item):
+            case RecordOp(item=item):
                 watch.record(item.session_key, **signal_args(item))
-            case RecordMany(items=items, poison_at=poison):
+            case RecordManyOp(items=items, poison_at=poison):
                 batch = list(items)
                 if poison is not None:
                     batch[poison] = batch[poison].model_copy(update={"summary": "two\nlines"})
                 watch.record_many(batch)
-            case Upsert(ref=ref):
+            case UpsertOp(ref=ref):
                 watch.upsert_session(
                     ref.key,
                     agent_id=ref.agent_id,
@@ -157,11 +157,11 @@ def play(watch: SessionWatch, clock: FakeClock, step: Step) -> None:
                     spawned_by=step.spawned_by,
                     parent_session_key=step.parent_session_key,
                 )
-            case Reset(ref=ref):
+            case ResetOp(ref=ref):
                 watch.reset_session(ref.key, agent_id=ref.agent_id)
-            case Delete(ref=ref):
+            case DeleteOp(ref=ref):
                 watch.delete_session(ref.key, agent_id=ref.agent_id)
-            case Advance(minutes=minutes):
+            case AdvanceOp(minutes=minutes):
                 clock.advance(minutes=minutes)
             case _:
                 play_notice_step(watch, step)

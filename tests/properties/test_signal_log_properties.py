@@ -18,13 +18,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from stores import FILE_STORES, STORES, fresh_store_url
 from strategies import (
-    Advance,
-    Delete,
-    Operation,
-    Record,
-    RecordMany,
-    Reset,
-    Upsert,
+    AdvanceOp,
+    DeleteOp,
+    RecordManyOp,
+    RecordOp,
+    ResetOp,
+    SessionOp,
+    UpsertOp,
     operation_lists,
 )
 
@@ -72,7 +72,7 @@ def ref_of(item: SignalInput) -> SessionRef:
     return SessionRef(key=item.session_key, agent_id=item.agent_id, owner=owner_of(item))
 
 
-def poisoned(op: RecordMany) -> list[SignalInput]:
+def poisoned(op: RecordManyOp) -> list[SignalInput]:
     """The batch with its `poison_at` item made invalid (a two-line summary, SPEC §3.3)."""
     return [
         item.model_copy(update={"summary": "two\nlines"}) if index == op.poison_at else item
@@ -158,7 +158,7 @@ def play_record(watch: SessionWatch, item: SignalInput) -> Signal:
     )
 
 
-def play_upsert(watch: SessionWatch, op: Upsert) -> SessionEntry:
+def play_upsert(watch: SessionWatch, op: UpsertOp) -> SessionEntry:
     """`upsert_session` with every field of `op`."""
     return watch.upsert_session(
         op.ref.key,
@@ -170,7 +170,7 @@ def play_upsert(watch: SessionWatch, op: Upsert) -> SessionEntry:
     )
 
 
-def play_batch(watch: SessionWatch, model: LogModel, op: RecordMany) -> set[Identity]:
+def play_batch(watch: SessionWatch, model: LogModel, op: RecordManyOp) -> set[Identity]:
     """`record_many`: every answer checked against the model; a poisoned batch writes nothing."""
     if op.poison_at is not None:
         with pytest.raises(InvalidSignal):
@@ -187,23 +187,23 @@ def play_batch(watch: SessionWatch, model: LogModel, op: RecordMany) -> set[Iden
     }
 
 
-def play(watch: SessionWatch, clock: FakeClock, model: LogModel, op: Operation) -> set[Identity]:
+def play(watch: SessionWatch, clock: FakeClock, model: LogModel, op: SessionOp) -> set[Identity]:
     """Apply one operation to the store and the model; the identities that got a new signal."""
     match op:
-        case Record(item=item):
+        case RecordOp(item=item):
             return {identity_of(item)} if model.expect_record(item, play_record(watch, item)) else set()
-        case RecordMany():
+        case RecordManyOp():
             return play_batch(watch, model, op)
-        case Upsert(ref=ref):
+        case UpsertOp(ref=ref):
             play_upsert(watch, op)
             model.upsert(ref)
-        case Reset(ref=ref):
+        case ResetOp(ref=ref):
             watch.reset_session(ref.key, agent_id=ref.agent_id)
             model.refs.setdefault(ref.identity, ref)
-        case Delete(ref=ref):
+        case DeleteOp(ref=ref):
             watch.delete_session(ref.key, agent_id=ref.agent_id)
             model.delete(ref)
-        case Advance(minutes=minutes):
+        case AdvanceOp(minutes=minutes):
             clock.advance(minutes=minutes)
     return set()
 
@@ -246,7 +246,7 @@ def check_heads(watch: SessionWatch, model: LogModel) -> None:
 @HISTORIES
 @given(ops=operation_lists())
 def test_heads_rise_strictly_and_equal_the_highest_returned_sequence_of_each_session(
-    store_kind: str, ops: list[Operation]
+    store_kind: str, ops: list[SessionOp]
 ) -> None:
     clock = FakeClock()
     model = LogModel()
@@ -269,7 +269,7 @@ def test_heads_rise_strictly_and_equal_the_highest_returned_sequence_of_each_ses
 @HISTORIES
 @given(ops=operation_lists(), data=st.data())
 def test_changes_since_returns_exactly_the_sessions_later_signals_in_ascending_order(
-    store_kind: str, ops: list[Operation], data: st.DataObject
+    store_kind: str, ops: list[SessionOp], data: st.DataObject
 ) -> None:
     clock = FakeClock()
     model = LogModel()
@@ -321,7 +321,7 @@ def test_changes_since_pages_through_more_than_two_hundred_signals(
     model = LogModel()
     with fresh_watch(store_kind, FakeClock()) as watch:
         for start in range(0, len(inputs), 150):
-            play(watch, FakeClock(), model, RecordMany(items=tuple(inputs[start : start + 150])))
+            play(watch, FakeClock(), model, RecordManyOp(items=tuple(inputs[start : start + 150])))
         for ref in refs:
             log = model.logs[ref.identity]
             since = data.draw(st.sampled_from([0, *(s.sequence for s in log[:5]), log[-1].sequence]))
@@ -346,7 +346,7 @@ def test_changes_since_pages_through_more_than_two_hundred_signals(
 )
 def test_a_duplicate_dedupe_key_returns_the_existing_signal_and_changes_nothing(
     store_kind: str,
-    ops: list[Operation],
+    ops: list[SessionOp],
     pair: tuple[SignalInput, SignalInput],
     dedupe_key: str,
     batched: bool,
@@ -405,7 +405,7 @@ def test_a_dedupe_key_repeated_inside_one_batch_is_recorded_once(
 @HISTORIES
 @given(ops=operation_lists())
 def test_rebuilding_every_read_model_from_the_event_store_gives_the_stored_read_models(
-    store_kind: str, ops: list[Operation]
+    store_kind: str, ops: list[SessionOp]
 ) -> None:
     clock = FakeClock()
     model = LogModel()
@@ -421,22 +421,22 @@ def test_rebuilding_every_read_model_from_the_event_store_gives_the_stored_read_
 # --------------------------------------------------------------------------- (e) store parity
 
 
-def outcome(watch: SessionWatch, clock: FakeClock, op: Operation) -> object:
+def outcome(watch: SessionWatch, clock: FakeClock, op: SessionOp) -> object:
     """What an operation answers, as plain data: the signals recorded, or the error raised."""
     try:
         match op:
-            case Record(item=item):
+            case RecordOp(item=item):
                 return play_record(watch, item).model_dump()
-            case RecordMany():
+            case RecordManyOp():
                 items = op.items if op.poison_at is None else poisoned(op)
                 return [s.model_dump() for s in watch.record_many(items)]
-            case Upsert():
+            case UpsertOp():
                 return play_upsert(watch, op).model_dump()
-            case Reset(ref=ref):
+            case ResetOp(ref=ref):
                 watch.reset_session(ref.key, agent_id=ref.agent_id)
-            case Delete(ref=ref):
+            case DeleteOp(ref=ref):
                 watch.delete_session(ref.key, agent_id=ref.agent_id)
-            case Advance(minutes=minutes):
+            case AdvanceOp(minutes=minutes):
                 clock.advance(minutes=minutes)
     except (InvalidSignal, UnknownSession) as exc:
         return (type(exc).__name__, str(exc))
@@ -457,18 +457,18 @@ def observe(watch: SessionWatch, refs: list[SessionRef], cursors: list[int]) -> 
     return seen
 
 
-def refs_in(ops: list[Operation]) -> list[SessionRef]:
+def refs_in(ops: list[SessionOp]) -> list[SessionRef]:
     refs: dict[Identity, SessionRef] = {}
     for op in ops:
         match op:
-            case Record(item=item):
+            case RecordOp(item=item):
                 refs.setdefault(identity_of(item), ref_of(item))
-            case RecordMany(items=items):
+            case RecordManyOp(items=items):
                 for item in items:
                     refs.setdefault(identity_of(item), ref_of(item))
-            case Upsert(ref=ref) | Reset(ref=ref) | Delete(ref=ref):
+            case UpsertOp(ref=ref) | ResetOp(ref=ref) | DeleteOp(ref=ref):
                 refs.setdefault(ref.identity, ref)
-            case Advance():
+            case AdvanceOp():
                 pass
     return list(refs.values())
 
@@ -477,7 +477,7 @@ def refs_in(ops: list[Operation]) -> list[SessionRef]:
 @HISTORIES
 @given(ops=operation_lists(), cursors=st.lists(st.integers(0, 40), min_size=1, max_size=3))
 def test_every_store_answers_like_the_memory_store_for_the_same_history(
-    store_kind: str, ops: list[Operation], cursors: list[int]
+    store_kind: str, ops: list[SessionOp], cursors: list[int]
 ) -> None:
     memory_clock, other_clock = FakeClock(), FakeClock()
     refs = refs_in(ops)
