@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["START", "FakeClock", "RecordingWaker"]
-
 START = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 """Where a `FakeClock` starts unless told otherwise."""
 

@@ -35,8 +35,6 @@ from sessionwatch.testing.model import (
     wake_reason,
 )
 
-__all__ = ["SessionWatchMachine"]
-
 _WATCHERS = ("agent:main:main", "agent:ops:main", "agent:main:subagent:helper", "agent:ops:SubAgent:probe")
 """Agent-qualified watchers; the last two are subagent keys (never woken)."""
 

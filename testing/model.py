@@ -10,18 +10,6 @@ from typing import TypeAlias
 
 from sessionwatch.domain.signals import Actor, SignalKind
 
-__all__ = [
-    "NOTIFYING_KINDS",
-    "Identity",
-    "NoticeModel",
-    "Pair",
-    "Positions",
-    "agent_of",
-    "identity_of_watcher",
-    "is_subagent",
-    "wake_reason",
-]
-
 Identity: TypeAlias = tuple[str, str]
 """(session key, agent id): the pair that names a session."""
 Pair: TypeAlias = tuple[str, str, str]

@@ -17,38 +17,6 @@ from sessionwatch.adapters.entry.watch import SignalInput
 from sessionwatch.domain.signals import Actor, SignalKind
 from sessionwatch.testing.fakes import START
 
-__all__ = [
-    "AGENT_IDS",
-    "BARE_KEYS",
-    "CHANNELS",
-    "DEDUPE_KEYS",
-    "FIXED_SUMMARIES",
-    "HOT_REFS",
-    "RUN_IDS",
-    "SESSION_KINDS",
-    "SUBAGENT_KEYS",
-    "OccurredAt",
-    "SessionRef",
-    "actors",
-    "agent_ids",
-    "agent_qualified_keys",
-    "agent_qualified_refs",
-    "bare_keys",
-    "bare_refs",
-    "channels",
-    "dedupe_keys",
-    "occurred_ats",
-    "owner_of",
-    "payloads",
-    "run_ids",
-    "session_refs",
-    "signal_inputs",
-    "signal_kinds",
-    "subagent_keys",
-    "summaries",
-    "weighted",
-]
-
 T = TypeVar("T")
 
 AGENT_IDS = ("main", "ops", "research")
