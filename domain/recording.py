@@ -1,4 +1,4 @@
-"""Validation of a signal to record (SPEC §3.2, §3.3, §13.1): input in, a `SignalDraft` out.
+"""Validation of a signal to record: input in, a `SignalDraft` out, each field checked once.
 
 A draft is everything `RecordSignal` needs except the sequence, which the shell allocates inside
 the write transaction. Invalid input raises `InvalidSignal` naming the field; nothing is written.
@@ -95,7 +95,8 @@ def _checked_draft(
     checked_actor_id = check_optional_text(actor_id, "actor_id")
     if checked_actor_type == "agent" and checked_actor_id is not None:
         checked_actor_id = check_key(checked_actor_id, "actor_id")  # trimmed, as watcher keys are
-    return SignalDraft(
+    # Every field is checked above, into the type the model declares: this is its one validation.
+    return SignalDraft.model_construct(
         session_key=identity.session_key,
         agent_id=identity.agent_id,
         session_id=check_optional_text(session_id, "session_id"),

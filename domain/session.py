@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, NamedTuple, TypeAlias, assert_never
+from typing import Final, Literal, NamedTuple, TypeAlias, assert_never
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from sessionwatch.domain.keys import SessionIdentity, is_agent_qualified
 from sessionwatch.domain.messages import Command, Event
@@ -34,8 +34,14 @@ class SessionUpserted(Event):
     parent_session_key: str | None = None
 
 
-class SignalFields(BaseModel):
-    """The fields of one signal (SPEC §3.2), shared by its draft, its command and its event."""
+class SignalDraft(BaseModel):
+    """The fields of one signal before the shell allocates its sequence.
+
+    `recording.check_signal` is the one place that validates them, field by field, and the only
+    place that makes a draft: it builds the model without validating again, and the
+    `SignalRecorded` a draft becomes is built from its fields the same way. A property test holds
+    both equal to what pydantic's validation of the same fields gives.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -51,19 +57,26 @@ class SignalFields(BaseModel):
     summary: str
     payload: Payload | None = None
     dedupe_key: str | None = None
-    watchers: tuple[str, ...] = ()  # producer watchers (SPEC §4); registered holders are implied
+    watchers: tuple[str, ...] = ()  # producer watchers; registered holders are implied
 
     @property
     def identity(self) -> SessionIdentity:
         """The session identity the signal belongs to."""
         return SessionIdentity(self.session_key, self.agent_id)
 
+    def at(self, sequence: int) -> RecordSignal:
+        """The command recording this draft at `sequence`."""
+        return RecordSignal(self, sequence)
 
-class SignalRecorded(SignalFields, Event):
-    """A signal was appended to the session's log at a global `sequence` (SPEC §3.2)."""
+
+class SignalRecorded(SignalDraft, Event):
+    """A signal was appended to the session's log at a global `sequence`."""
 
     type: Literal["session.signal_recorded.v1"] = "session.signal_recorded.v1"
     sequence: int
+
+
+_SIGNAL_RECORDED: Final = "session.signal_recorded.v1"
 
 
 class SessionReset(Event):
@@ -125,43 +138,11 @@ class UpsertSession(Command):
     parent_session_key: str | None = None
 
 
-class SignalDraft(NamedTuple):
-    """A validated signal waiting for its sequence: every field of `SignalRecorded` but that one.
-
-    Only `recording.check_signal` makes one, after checking every field, so it is a named tuple
-    that nothing validates again (ADR-0017).
-    """
-
-    session_key: str
-    agent_id: str
-    kind: SignalKind
-    actor_type: ActorType
-    occurred_at_ms: int
-    recorded_at_ms: int
-    summary: str
-    session_id: str | None = None
-    actor_id: str | None = None
-    run_id: str | None = None
-    payload: Payload | None = None
-    dedupe_key: str | None = None
-    watchers: tuple[str, ...] = ()
-
-    @property
-    def identity(self) -> SessionIdentity:
-        """The session identity the signal belongs to."""
-        return SessionIdentity(self.session_key, self.agent_id)
-
-    def at(self, sequence: int) -> RecordSignal:
-        """The command recording this draft at `sequence`."""
-        return RecordSignal(self, sequence)
-
-
 class RecordSignal(NamedTuple):
     """Append one validated signal at the `sequence` the shell allocated.
 
-    A named tuple, not a pydantic model: its draft was validated field by field, and `decide`
-    validates the event it becomes, so validating the command in between would only slow every
-    record (ADR-0017).
+    A named tuple, not a pydantic model: its draft was validated field by field, so validating
+    the command, or the event it becomes, would only slow every record (ADR-0017).
     """
 
     draft: SignalDraft
@@ -174,9 +155,16 @@ class RecordSignal(NamedTuple):
 
     def event_fields(self) -> dict[str, object]:
         """The fields of the `SignalRecorded` this command records."""
-        fields: dict[str, object] = self.draft._asdict()
+        fields = dict(self.draft.__dict__)
         fields["sequence"] = self.sequence
         return fields
+
+    def event(self) -> SignalRecorded:
+        """The `SignalRecorded` this command records, built from its draft's checked fields."""
+        fields = dict(self.draft.__dict__)
+        fields["sequence"] = self.sequence
+        fields["type"] = _SIGNAL_RECORDED
+        return SignalRecorded.model_construct(**fields)
 
 
 class ResetSession(Command):
@@ -324,7 +312,7 @@ def decide(command: SessionCommand, state: SessionState) -> list[SessionEvent]:
         case RecordSignal():
             if command.sequence <= state.head:  # already applied: sequences only rise
                 return []
-            return [SignalRecorded.model_validate(command.event_fields())]
+            return [command.event()]
         case ResetSession():
             if not state.known and not command.holds_cursors:
                 return []
@@ -339,11 +327,8 @@ def decide(command: SessionCommand, state: SessionState) -> list[SessionEvent]:
             assert_never(command)
 
 
-_RECORDED: TypeAdapter[list[SignalRecorded]] = TypeAdapter(list[SignalRecorded])
-
-
 def decide_records(commands: Sequence[RecordSignal], state: SessionState) -> list[SignalRecorded]:
-    """`decide` of each command on the state the commands before it left, in one validation.
+    """`decide` of each command on the state the commands before it left.
 
     Recording a signal only raises the head, and `decide` only compares a sequence with the head,
     so the fold needs the head alone (a property holds it equal to `decide` and `evolve` in turn).
@@ -352,9 +337,9 @@ def decide_records(commands: Sequence[RecordSignal], state: SessionState) -> lis
     accepted = []
     for command in commands:
         if command.sequence > head:
-            accepted.append(command.event_fields())
+            accepted.append(command.event())
             head = command.sequence
-    return _RECORDED.validate_python(accepted)
+    return accepted
 
 
 def _decide_meta(command: UpdateSessionMeta, state: SessionState) -> list[SessionEvent]:
@@ -410,4 +395,4 @@ def with_spawn_edge_watcher(draft: SignalDraft, state: SessionState) -> SignalDr
     edge = spawn_edge_watcher(state)
     if edge is None or edge in draft.watchers:
         return draft
-    return draft._replace(watchers=(*draft.watchers, edge))
+    return draft.model_copy(update={"watchers": (*draft.watchers, edge)})
