@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from sessionwatch.domain.errors import InvalidSignal
 from sessionwatch.domain.events import DomainEvent
@@ -35,6 +35,7 @@ from sessionwatch.domain.signals import (
     check_summary,
 )
 from sessionwatch.domain.watch_cursor import CursorState
+from sessionwatch.domain.wire import WIRE_CONFIG
 from sessionwatch.projections.read_model import Projection, ReadModel
 
 VIOLATION_KINDS = {
@@ -65,7 +66,7 @@ VIOLATION_KINDS = {
 class Violation(BaseModel):
     """One broken rule: its kind (a `VIOLATION_KINDS` key), what is wrong, and the sessions involved."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = WIRE_CONFIG  # camelCase inside an audit report's JSON
 
     kind: str
     detail: str

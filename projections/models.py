@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter
+from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter, field_serializer
 
 from sessionwatch.domain.registry import EMPTY_META, SessionMeta
 from sessionwatch.domain.session import SessionState, SignalRecorded
@@ -16,32 +15,30 @@ from sessionwatch.domain.signals import (
     SignalKind,
     from_epoch_ms,
     notice_text,
-    to_epoch_ms,
 )
 from sessionwatch.domain.upstream import UpstreamLinkState
 from sessionwatch.domain.watch_cursor import CursorState
+from sessionwatch.domain.wire import EpochMs, EpochMsOrNone, Hidden, Leading, OmitEmpty, OmitNone, WireModel
 from sessionwatch.projections.audit import Violation
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
-class Signal(BaseModel):
-    """A recorded signal as the API returns it (SPEC §3.2)."""
-
-    model_config = _FROZEN
+class Signal(WireModel):
+    """A recorded signal as the API returns it; its JSON leaves out the empty optional fields."""
 
     sequence: int
     session_key: str
     agent_id: str
-    session_id: str | None
+    session_id: OmitEmpty[str | None]
     kind: SignalKind
     actor_type: ActorType
-    actor_id: str | None
-    run_id: str | None
-    occurred_at: datetime
+    actor_id: OmitEmpty[str | None]
+    run_id: OmitEmpty[str | None]
+    occurred_at: EpochMs
     summary: str
-    payload: dict[str, int | str] | None
-    dedupe_key: str | None
+    payload: OmitEmpty[dict[str, int | str] | None]
+    dedupe_key: OmitEmpty[str | None]
 
     @classmethod
     def from_event(cls, event: SignalRecorded) -> Signal:
@@ -53,41 +50,18 @@ class Signal(BaseModel):
         """`from_event` of each, validated together (cheaper per signal for a batch)."""
         return _SIGNALS.validate_python([_signal_fields(event) for event in events])
 
-    def to_json(self) -> dict[str, Any]:
-        """camelCase, `occurredAt` in epoch ms, optional fields omitted when empty (as §7.1)."""
-        out: dict[str, Any] = {
-            "sequence": self.sequence,
-            "sessionKey": self.session_key,
-            "agentId": self.agent_id,
-            "kind": self.kind.value,
-            "actorType": self.actor_type,
-            "occurredAt": to_epoch_ms(self.occurred_at),
-            "summary": self.summary,
-        }
-        optional = {
-            "sessionId": self.session_id,
-            "actorId": self.actor_id,
-            "runId": self.run_id,
-            "payload": dict(self.payload) if self.payload else None,
-            "dedupeKey": self.dedupe_key,
-        }
-        out.update({k: v for k, v in optional.items() if v})
-        return out
 
-
-class StateChange(BaseModel):
-    """One event of a `changesSince` delta (SPEC §7.1)."""
-
-    model_config = _FROZEN
+class StateChange(WireModel):
+    """One event of a `changesSince` delta; its JSON leaves out the empty optional fields."""
 
     sequence: int
     kind: SignalKind
     actor_type: ActorType
-    occurred_at: datetime
+    occurred_at: EpochMs
     summary: str
-    actor_id: str | None = None
-    run_id: str | None = None
-    payload: dict[str, int | str] | None = None
+    actor_id: OmitEmpty[str | None] = None
+    run_id: OmitEmpty[str | None] = None
+    payload: OmitEmpty[dict[str, int | str] | None] = None
 
     @classmethod
     def from_event(cls, event: SignalRecorded) -> StateChange:
@@ -107,70 +81,31 @@ class StateChange(BaseModel):
             payload=public,
         )
 
-    def to_json(self) -> dict[str, Any]:
-        """camelCase, `occurredAt` in epoch ms, optional fields omitted when empty."""
-        out: dict[str, Any] = {
-            "sequence": self.sequence,
-            "kind": self.kind.value,
-            "actorType": self.actor_type,
-            "occurredAt": to_epoch_ms(self.occurred_at),
-            "summary": self.summary,
-        }
-        if self.actor_id:
-            out["actorId"] = self.actor_id
-        if self.run_id:
-            out["runId"] = self.run_id
-        if self.payload:
-            out["payload"] = dict(self.payload)
-        return out
 
-
-class StateChanges(BaseModel):
+class StateChanges(WireModel):
     """The delta after `changesSince` (SPEC §7.1)."""
-
-    model_config = _FROZEN
 
     events: tuple[StateChange, ...]
     truncated: bool
     earliest_available_sequence: int
     history_gap: bool
 
-    def to_json(self) -> dict[str, Any]:
-        """The §7.1 `stateChanges` object."""
-        return {
-            "events": [e.to_json() for e in self.events],
-            "truncated": self.truncated,
-            "earliestAvailableSequence": self.earliest_available_sequence,
-            "historyGap": self.history_gap,
-        }
 
-
-class SessionStatus(BaseModel):
-    """The answer of `session_status` (SPEC §7.1)."""
-
-    model_config = _FROZEN
+class SessionStatus(WireModel):
+    """The answer of `session_status`: `stateChanges` only when `changes_since` was given."""
 
     session_key: str
     state_version: int
-    state_changes: StateChanges | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """The §7.1 JSON object: `stateChanges` only when `changes_since` was given."""
-        out: dict[str, Any] = {"sessionKey": self.session_key, "stateVersion": self.state_version}
-        if self.state_changes is not None:
-            out["stateChanges"] = self.state_changes.to_json()
-        return out
+    state_changes: OmitNone[StateChanges | None] = None
 
 
-class SessionRow(BaseModel):
-    """One row of `sessions_list` (SPEC §7.2): `state_version` is None while the head is 0."""
-
-    model_config = _FROZEN
+class SessionRow(WireModel):
+    """One row of `sessions_list`: `state_version` is None (and left out of the JSON) while the head is 0."""
 
     session_key: str
     agent_id: str
     kind: str
-    state_version: int | None = None
+    state_version: OmitNone[int | None] = None
 
     @classmethod
     def from_state(cls, state: SessionState) -> SessionRow:
@@ -181,17 +116,6 @@ class SessionRow(BaseModel):
             kind=state.kind,
             state_version=state.head or None,
         )
-
-    def to_json(self) -> dict[str, Any]:
-        """camelCase; `stateVersion` omitted when the head is 0."""
-        out: dict[str, Any] = {
-            "sessionKey": self.session_key,
-            "agentId": self.agent_id,
-            "kind": self.kind,
-        }
-        if self.state_version is not None:
-            out["stateVersion"] = self.state_version
-        return out
 
 
 class SessionEntry(BaseModel):
@@ -241,10 +165,8 @@ def _signal_fields(event: SignalRecorded) -> dict[str, object]:
     }
 
 
-class Cursor(BaseModel):
+class Cursor(WireModel):
     """A watcher's cursor on a target (SPEC §2): `last_seen <= notified <= material`."""
-
-    model_config = _FROZEN
 
     watcher: str
     target: str
@@ -252,19 +174,7 @@ class Cursor(BaseModel):
     last_seen: int
     notified: int
     material: int
-    updated_at: datetime
-
-    def to_json(self) -> dict[str, Any]:
-        """camelCase, `updatedAt` in epoch ms (the wire format of §7.1)."""
-        return {
-            "watcher": self.watcher,
-            "target": self.target,
-            "targetAgentId": self.target_agent_id,
-            "lastSeen": self.last_seen,
-            "notified": self.notified,
-            "material": self.material,
-            "updatedAt": to_epoch_ms(self.updated_at),
-        }
+    updated_at: EpochMs
 
     @classmethod
     def from_state(cls, state: CursorState) -> Cursor:
@@ -280,12 +190,14 @@ class Cursor(BaseModel):
         )
 
 
-class Notice(BaseModel):
-    """The one line a stale watcher gets for a target (SPEC §6.2); `text` is `notice_text(target, L)`."""
+class Notice(WireModel):
+    """The one line a stale watcher gets for a target; `text` is `notice_text(target, L)`.
 
-    model_config = _FROZEN
+    Its JSON (`target`, `targetAgentId`, `lastSeen`, `text`) goes to the watcher, so it leaves the
+    watcher out.
+    """
 
-    watcher: str
+    watcher: Hidden[str]
     target: str
     target_agent_id: str
     last_seen: int
@@ -302,24 +214,13 @@ class Notice(BaseModel):
             text=notice_text(state.target_key, state.last_seen),
         )
 
-    def to_json(self) -> dict[str, Any]:
-        """`target`, `targetAgentId`, `lastSeen`, `text` (SPEC §13.1)."""
-        return {
-            "target": self.target,
-            "targetAgentId": self.target_agent_id,
-            "lastSeen": self.last_seen,
-            "text": self.text,
-        }
 
-
-class PruneReport(BaseModel):
+class PruneReport(WireModel):
     """What a prune did (SPEC §8); `ran` is False when the hourly throttle skipped it."""
 
-    model_config = _FROZEN
-
     ran: bool
-    at: datetime
-    occurred_before: datetime | None = None
+    at: EpochMs
+    occurred_before: EpochMsOrNone = None
     through_sequence: int = 0
     signals_removed: int = 0
     sessions_stamped: int = 0
@@ -327,47 +228,19 @@ class PruneReport(BaseModel):
     events_deleted: int = 0
     archived: int = 0
 
-    def to_json(self) -> dict[str, Any]:
-        """CamelCase summary, times in epoch ms."""
-        return {
-            "ran": self.ran,
-            "at": to_epoch_ms(self.at),
-            "occurredBefore": to_epoch_ms(self.occurred_before) if self.occurred_before else None,
-            "throughSequence": self.through_sequence,
-            "signalsRemoved": self.signals_removed,
-            "sessionsStamped": self.sessions_stamped,
-            "cursorsExpired": self.cursors_expired,
-            "eventsDeleted": self.events_deleted,
-            "archived": self.archived,
-        }
 
-
-class SweepReport(BaseModel):
+class SweepReport(WireModel):
     """What a restart sweep did (SPEC §6.5): notices re-frozen and watchers woken."""
-
-    model_config = _FROZEN
 
     refrozen: int  # cursors re-frozen and stamped now (N := M, updated_at := now) by a stored event
     republished: int  # open notices of existing watchers, each re-published (refrozen or not)
     woken: tuple[str, ...]
     skipped_missing_watchers: int
-    prune: PruneReport | None = None  # the forced prune that follows the sweep (SPEC §6.5)
-
-    def to_json(self) -> dict[str, Any]:
-        """CamelCase summary."""
-        return {
-            "prune": self.prune.to_json() if self.prune is not None else None,
-            "refrozen": self.refrozen,
-            "republished": self.republished,
-            "woken": list(self.woken),
-            "skippedMissingWatchers": self.skipped_missing_watchers,
-        }
+    prune: Leading[PruneReport | None] = None  # the forced prune that follows the sweep (SPEC §6.5)
 
 
-class UpstreamLink(BaseModel):
+class UpstreamLink(WireModel):
     """An adopted session's upstream link (SPEC §10)."""
-
-    model_config = _FROZEN
 
     session_key: str
     agent_id: str
@@ -378,9 +251,9 @@ class UpstreamLink(BaseModel):
     upstream_ref: JsonValue
     marker: JsonValue
     link_version: int
-    last_scanned_at: datetime | None
-    created_at: datetime
-    updated_at: datetime
+    last_scanned_at: EpochMsOrNone
+    created_at: EpochMs
+    updated_at: EpochMs
 
     @classmethod
     def from_state(cls, state: UpstreamLinkState) -> UpstreamLink:
@@ -397,25 +270,8 @@ class UpstreamLink(BaseModel):
             updated_at=from_epoch_ms(state.updated_at_ms),
         )
 
-    def to_json(self) -> dict[str, Any]:
-        """CamelCase, times in epoch ms."""
-        return {
-            "sessionKey": self.session_key,
-            "agentId": self.agent_id,
-            "catalogId": self.catalog_id,
-            "hostId": self.host_id,
-            "threadId": self.thread_id,
-            "upstreamKind": self.upstream_kind,
-            "upstreamRef": self.upstream_ref,
-            "marker": self.marker,
-            "linkVersion": self.link_version,
-            "lastScannedAt": to_epoch_ms(self.last_scanned_at) if self.last_scanned_at else None,
-            "createdAt": to_epoch_ms(self.created_at),
-            "updatedAt": to_epoch_ms(self.updated_at),
-        }
 
-
-class TickReport(BaseModel):
+class TickReport(WireModel):
     """What one upstream monitor pass did (SPEC §10); session keys name the links concerned.
 
     `recorded` are the `human_direct_message` signals and `missing` the `upstream_missing` ones this
@@ -423,8 +279,6 @@ class TickReport(BaseModel):
     run active or started during the scan; `aborted` ones changed during the scan; `discarded` ones
     were answered after the monitor stopped, so nothing was published for them.
     """
-
-    model_config = _FROZEN
 
     probed: int = 0
     recorded: tuple[Signal, ...] = ()
@@ -439,45 +293,19 @@ class TickReport(BaseModel):
     failed_catalogs: tuple[str, ...] = ()
     unknown_catalogs: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        """CamelCase summary; signals by sequence and session key."""
-        return {
-            "probed": self.probed,
-            "recorded": [{"sequence": s.sequence, "sessionKey": s.session_key} for s in self.recorded],
-            "advanced": self.advanced,
-            "missed": list(self.missed),
-            "missing": [{"sequence": s.sequence, "sessionKey": s.session_key} for s in self.missing],
-            "deferred": list(self.deferred),
-            "ambiguous": list(self.ambiguous),
-            "aborted": list(self.aborted),
-            "discarded": list(self.discarded),
-            "failedLinks": list(self.failed_links),
-            "failedCatalogs": list(self.failed_catalogs),
-            "unknownCatalogs": list(self.unknown_catalogs),
-        }
+    @field_serializer("recorded", "missing", when_used="json")
+    def _signal_refs(self, signals: tuple[Signal, ...]) -> list[dict[str, int | str]]:
+        """The JSON names a tick's signals by sequence and session key only."""
+        return [{"sequence": s.sequence, "sessionKey": s.session_key} for s in signals]
 
 
-class AuditReport(BaseModel):
+class AuditReport(WireModel):
     """What `audit()` found (SPEC §13, §14): `ok` when the history and the read models agree."""
-
-    model_config = _FROZEN
 
     ok: bool
     violations: tuple[Violation, ...]
     events_replayed: int
     seconds: float
-
-    def to_json(self) -> dict[str, Any]:
-        """`{"ok", "violations": [{"kind", "detail", "sessionKeys"}], "eventsReplayed", "seconds"}`."""
-        return {
-            "ok": self.ok,
-            "violations": [
-                {"kind": v.kind, "detail": v.detail, "sessionKeys": list(v.session_keys)}
-                for v in self.violations
-            ],
-            "eventsReplayed": self.events_replayed,
-            "seconds": self.seconds,
-        }
 
     def by_kind(self) -> dict[str, list[Violation]]:
         """The violations grouped by kind, kinds in alphabetical order."""

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from sessionwatch.adapters.history.jsonl import HistoryError
 from sessionwatch.adapters.stores.mapper import STORE_STREAM_ID, session_stream_id
@@ -45,6 +45,7 @@ from sessionwatch.domain.retention import PruneCutoffs, SignalsPruned
 from sessionwatch.domain.session import SessionState, SignalRecorded
 from sessionwatch.domain.signals import PAYLOAD_KEYS, SignalKind, check_payload
 from sessionwatch.domain.watch_cursor import CursorState, watcher_identity
+from sessionwatch.domain.wire import WireModel
 from sessionwatch.projections.read_model import Projection, fold
 
 _EVENTS = (
@@ -64,10 +65,8 @@ class OpenclawImportError(HistoryError):
     """The reference database cannot be read or carried over; nothing was written."""
 
 
-class OpenclawReport(BaseModel):
+class OpenclawReport(WireModel):
     """What `import_openclaw` carried over, and what it could not."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     signals: int
     sessions: int
@@ -78,20 +77,6 @@ class OpenclawReport(BaseModel):
     self_watch_cursors: tuple[str, ...] = ()
     payload_keys_dropped: int = 0
     payload_values_dropped: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        """CamelCase summary."""
-        return {
-            "signals": self.signals,
-            "sessions": self.sessions,
-            "cursors": self.cursors,
-            "sequence": self.sequence,
-            "unresolvedCursors": list(self.unresolved_cursors),
-            "ambiguousCursors": list(self.ambiguous_cursors),
-            "selfWatchCursors": list(self.self_watch_cursors),
-            "payloadKeysDropped": self.payload_keys_dropped,
-            "payloadValuesDropped": self.payload_values_dropped,
-        }
 
 
 @dataclass

@@ -8,29 +8,22 @@ or writes anything.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, TypeAlias
+from typing import ClassVar, Literal, TypeAlias
 
-from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, JsonValue
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from sessionwatch.domain.tools.visibility import VisibilityNote
+from sessionwatch.domain.wire import WireModel
 
 JsonObject: TypeAlias = dict[str, JsonValue]
 RunStatus: TypeAlias = Literal["running", "done", "failed", "timeout", "killed"]
 StopReason: TypeAlias = Literal["reply_skip", "empty", "max_turns", "no_reply", "disabled"]
 
 
-class ToolResult(BaseModel):
-    """A tool result: frozen; its JSON is camelCase with unset (None) fields omitted."""
+class ToolResult(WireModel):
+    """A tool result: frozen; its JSON is camelCase with unset (None) fields omitted, nested ones too."""
 
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", alias_generator=AliasGenerator(serialization_alias=to_camel)
-    )
-
-    def to_json(self) -> dict[str, Any]:
-        """The tool's JSON object."""
-        out: dict[str, Any] = self.model_dump(mode="json", by_alias=True, exclude_none=True)
-        return out
+    _wire_exclude_none: ClassVar[bool] = True
 
     def to_json_text(self) -> str:
         """The tool's JSON as compact text (`separators=(",", ":")`, non-ASCII unescaped)."""

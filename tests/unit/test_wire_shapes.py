@@ -541,3 +541,37 @@ def test_a_tool_result_uses_its_explicit_aliases() -> None:
             },
         },
     )
+
+
+# ------------------------------------------------------------------------ the rules, elsewhere
+
+
+def test_the_wire_schema_of_a_session_status_names_the_camel_case_keys() -> None:
+    schema = SessionStatus.model_json_schema(mode="serialization")
+    assert list(schema["properties"]) == ["sessionKey", "stateVersion", "stateChanges"]
+    assert schema["required"] == ["sessionKey", "stateVersion"]
+    changes = schema["$defs"]["StateChanges"]["properties"]
+    assert list(changes) == ["events", "truncated", "earliestAvailableSequence", "historyGap"]
+    change = schema["$defs"]["StateChange"]["properties"]
+    assert list(change) == [
+        "sequence",
+        "kind",
+        "actorType",
+        "occurredAt",
+        "summary",
+        "actorId",
+        "runId",
+        "payload",
+    ]
+    assert change["occurredAt"]["type"] == "integer"
+
+
+def test_a_python_dump_keeps_every_field_the_wire_leaves_out() -> None:
+    notice = Notice(watcher="agent:main:main", target=KEY, target_agent_id="main", last_seen=4, text="t")
+    assert notice.model_dump()["watcher"] == "agent:main:main"
+    signal = Signal.from_event(recorded())
+    assert signal.model_dump()["session_id"] is None
+    assert signal.model_dump()["occurred_at"] == AT.replace(microsecond=891_000)
+    assert Signal.model_validate(signal.model_dump()) == signal
+    row = SessionRow(session_key=KEY, agent_id="main", kind="main")
+    assert row.model_dump(mode="json")["state_version"] is None
