@@ -139,37 +139,30 @@ def test_a_signal_keeps_the_text_of_a_payload_value() -> None:
 # ----------------------------------------------------------------------------- state changes
 
 
+CHANGE_JSON = {
+    "sequence": 41,
+    "kind": "run_failed",
+    "actorType": "system",
+    "occurredAt": AT_MS,
+    "summary": "run failed",
+}
+"""The JSON of `recorded()` as a state change, without its optional fields."""
+
+
 def test_a_state_change_shows_only_the_public_payload_keys() -> None:
     change = StateChange.from_event(
         recorded(Payload(turns=3, channel="c", status="hidden", outcome="timeout"), actor_id="a", run_id="r")
     )
     pinned(
         change.to_json(),
-        {
-            "sequence": 41,
-            "kind": "run_failed",
-            "actorType": "system",
-            "occurredAt": AT_MS,
-            "summary": "run failed",
-            "actorId": "a",
-            "runId": "r",
-            "payload": {"turns": 3, "channel": "c", "outcome": "timeout"},
-        },
+        CHANGE_JSON
+        | {"actorId": "a", "runId": "r", "payload": {"turns": 3, "channel": "c", "outcome": "timeout"}},
     )
 
 
 def test_a_state_change_drops_a_payload_with_no_public_key() -> None:
     change = StateChange.from_event(recorded(Payload(status="hidden")))
-    pinned(
-        change.to_json(),
-        {
-            "sequence": 41,
-            "kind": "run_failed",
-            "actorType": "system",
-            "occurredAt": AT_MS,
-            "summary": "run failed",
-        },
-    )
+    pinned(change.to_json(), CHANGE_JSON)
 
 
 def test_a_state_change_omits_empty_optional_fields() -> None:
