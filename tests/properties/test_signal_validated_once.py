@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sessionwatch import SignalInput
+from sessionwatch import Signal, SignalInput
 from sessionwatch.adapters.stores.mapper import decode, encode
 from sessionwatch.domain.recording import check_signal
 from sessionwatch.domain.session import SessionState, SignalDraft, SignalRecorded, decide, decide_records
@@ -58,6 +58,12 @@ def test_a_checked_signal_needs_no_second_validation(item: SignalInput, watchers
     assert event.model_dump(mode="json") == validated.model_dump(mode="json")
     assert encode(event) == encode(validated)
     assert decode(event.type, encode(event)) == event
+    shown = Signal.from_event(event)  # and the API's view of it is not validated a third time
+    again = Signal.model_validate(shown.model_dump())
+    assert shown.to_json() == again.to_json()
+    assert [(k, v, type(v)) for k, v in shown.__dict__.items()] == [
+        (k, v, type(v)) for k, v in again.__dict__.items()
+    ]
 
 
 @given(items=st.lists(signal_inputs(), min_size=1, max_size=5))
