@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from sessionwatch.adapters.app.clock import SystemClock
+from sessionwatch.adapters.app.reports import AuditReport, PruneReport, RunRecord, SweepReport, TickReport
 from sessionwatch.adapters.entry.watch import SessionWatch, SignalInput
 from sessionwatch.adapters.entry.watch import open_watch as open  # noqa: A004 - the SPEC names it open()
 from sessionwatch.adapters.stores.port import StoreError
@@ -55,20 +56,15 @@ from sessionwatch.domain.tools import Transcripts as ToolTranscripts
 from sessionwatch.domain.upstream import UpstreamActivity, UpstreamMissing, UpstreamProbe
 from sessionwatch.projections.audit import Violation
 from sessionwatch.projections.models import (
-    AuditReport,
     Cursor,
     Notice,
-    PruneReport,
     RegistryEntry,
-    RunRecord,
     SessionEntry,
     SessionRow,
     SessionStatus,
     Signal,
     StateChange,
     StateChanges,
-    SweepReport,
-    TickReport,
     UpstreamLink,
 )
 

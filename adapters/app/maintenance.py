@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sessionwatch.adapters.app.core import Core, Done, Work, wakes_of
+from sessionwatch.adapters.app.reports import PruneReport, SweepReport
 from sessionwatch.adapters.stores.port import PruneCounts, SweepCounts
 from sessionwatch.domain.signals import from_epoch_ms
-from sessionwatch.projections.models import PruneReport, SweepReport
 
 
 def sweep(core: Core) -> Work[SweepCounts, SweepCounts]:

@@ -15,12 +15,13 @@ from pathlib import Path
 
 from sessionwatch.adapters.app.checks import query_identity
 from sessionwatch.adapters.app.core import Core
+from sessionwatch.adapters.app.reports import AuditReport
 from sessionwatch.adapters.stores.archive import archived_signals
 from sessionwatch.domain.errors import InvalidQuery, UnknownSession
 from sessionwatch.domain.session import SignalRecorded
 from sessionwatch.projections.audit import compare as compare_read_models
 from sessionwatch.projections.audit import replay as replay_history
-from sessionwatch.projections.models import AuditReport, SessionRow, SessionStatus
+from sessionwatch.projections.models import SessionRow, SessionStatus
 from sessionwatch.projections.read_model import ReadModel, fold
 from sessionwatch.projections.status import check_changes_since, clamp_limit, status_as_of
 

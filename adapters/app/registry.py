@@ -11,6 +11,7 @@ from typing import Final, cast, get_args
 
 from sessionwatch.adapters.app.checks import check_meta, query_identity
 from sessionwatch.adapters.app.core import Core, Done, Work, done
+from sessionwatch.adapters.app.reports import RunOutcome, RunRecord
 from sessionwatch.adapters.stores.port import WriteTransaction
 from sessionwatch.domain import session, watch_cursor
 from sessionwatch.domain.errors import InvalidSignal
@@ -26,7 +27,7 @@ from sessionwatch.domain.session import (
 )
 from sessionwatch.domain.signals import check_optional_text, check_text
 from sessionwatch.domain.watch_cursor import CursorState
-from sessionwatch.projections.models import RegistryEntry, RunOutcome, RunRecord, SessionEntry
+from sessionwatch.projections.models import RegistryEntry, SessionEntry
 
 UPSERT_FIELDS: Final = ("session_id", "kind", "spawned_by", "parent_session_key")
 """The registry fields `session.upserted.v1` sets; `update_session` passes them to the upsert."""

@@ -12,8 +12,8 @@ import threading
 from collections import Counter
 from typing import Final
 
+from sessionwatch.adapters.app.reports import RunOutcome, RunRecord
 from sessionwatch.domain.keys import SessionIdentity
-from sessionwatch.projections.models import RunOutcome, RunRecord
 
 KEEP_ENDED_MS: Final = 24 * 60 * 60 * 1000
 """How long an ended run stays listed."""

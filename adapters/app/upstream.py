@@ -19,6 +19,7 @@ from sessionwatch.adapters.app.checks import check_json, provider_time, query_id
 from sessionwatch.adapters.app.core import Core, Done, Work, wakes_of
 from sessionwatch.adapters.app.recording import Scheduler, record_in
 from sessionwatch.adapters.app.registry import apply
+from sessionwatch.adapters.app.reports import TickReport
 from sessionwatch.adapters.stores.port import WriteTransaction
 from sessionwatch.adapters.upstream.monitor import MonitorHandle, PublishGate, log_failure
 from sessionwatch.domain import session, upstream
@@ -42,7 +43,7 @@ from sessionwatch.domain.upstream import (
     UpstreamSource,
 )
 from sessionwatch.domain.watch_cursor import MaterialSignalSeen
-from sessionwatch.projections.models import Signal, TickReport, UpstreamLink
+from sessionwatch.projections.models import Signal, UpstreamLink
 
 Outcome = Literal["recorded", "advanced", "missing", "aborted"]
 """What a written verdict did: `aborted` when the link or the session changed during the scan."""

@@ -10,18 +10,11 @@ import json
 from collections.abc import Sequence
 from typing import NoReturn
 
+from sessionwatch.adapters.app.reports import AuditReport, PruneReport, SweepReport
 from sessionwatch.domain.errors import InvalidQuery
 from sessionwatch.domain.signals import Actor
 from sessionwatch.projections.audit import VIOLATION_KINDS
-from sessionwatch.projections.models import (
-    AuditReport,
-    Cursor,
-    PruneReport,
-    SessionRow,
-    SessionStatus,
-    Signal,
-    SweepReport,
-)
+from sessionwatch.projections.models import Cursor, SessionRow, SessionStatus, Signal
 
 PROG = "sessionwatch"
 EXIT_OK = 0

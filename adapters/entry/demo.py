@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from sessionwatch.adapters.app.reports import SweepReport
 from sessionwatch.adapters.entry.demo_upstream import upstream_step
 from sessionwatch.adapters.entry.watch import SessionWatch, open_watch
 from sessionwatch.adapters.stores.port import StoreError
@@ -44,7 +45,7 @@ from sessionwatch.domain.tools.ports import (
     TranscriptPage,
     Usage,
 )
-from sessionwatch.projections.models import Notice, Signal, SweepReport
+from sessionwatch.projections.models import Notice, Signal
 
 DEMO_PATH = "sessionwatch-demo.db"
 """The demo's own file, in the working directory; deleted and recreated by every default run."""

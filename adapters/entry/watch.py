@@ -20,6 +20,14 @@ from sessionwatch.adapters.app import maintenance, notices, queries, recording, 
 from sessionwatch.adapters.app.clock import SystemClock
 from sessionwatch.adapters.app.core import Core, publish, wake_reason
 from sessionwatch.adapters.app.recording import SignalInput
+from sessionwatch.adapters.app.reports import (
+    AuditReport,
+    PruneReport,
+    RunOutcome,
+    RunRecord,
+    SweepReport,
+    TickReport,
+)
 from sessionwatch.adapters.app.scheduler import CallerScheduler
 from sessionwatch.adapters.app.upstream import Outcome
 from sessionwatch.adapters.stores.factory import open_store
@@ -32,19 +40,13 @@ from sessionwatch.domain.session import SessionState
 from sessionwatch.domain.signals import Actor, SignalKind
 from sessionwatch.domain.upstream import AdvanceOnly, RecordActivity, RecordMissing, UpstreamLinkState
 from sessionwatch.projections.models import (
-    AuditReport,
     Cursor,
     Notice,
-    PruneReport,
     RegistryEntry,
-    RunOutcome,
-    RunRecord,
     SessionEntry,
     SessionRow,
     SessionStatus,
     Signal,
-    SweepReport,
-    TickReport,
     UpstreamLink,
 )
 from sessionwatch.projections.read_model import ReadModel

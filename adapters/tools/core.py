@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from sessionwatch.adapters.app.reports import RunRecord
 from sessionwatch.adapters.entry.watch import SessionWatch
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSession
 from sessionwatch.domain.keys import SessionIdentity, is_subagent_key
@@ -42,7 +43,7 @@ from sessionwatch.domain.tools.visibility import (
     effective_visibility,
     subtree_of,
 )
-from sessionwatch.projections.models import RegistryEntry, RunRecord
+from sessionwatch.projections.models import RegistryEntry
 
 CORE_DEFAULT_KIND: Final = "main"
 """The core registers every session as `main` unless told otherwise, so that value says nothing."""

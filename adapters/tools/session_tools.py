@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Final
 
+from sessionwatch.adapters.app.reports import RunRecord
 from sessionwatch.adapters.tools import send as tools_send
 from sessionwatch.adapters.tools import spawn as tools_spawn
 from sessionwatch.adapters.tools.core import (
@@ -60,7 +61,7 @@ from sessionwatch.domain.tools.session_keys import (
     origin_provider_from_key,
 )
 from sessionwatch.domain.tools.visibility import visibility_note, visible_in_list
-from sessionwatch.projections.models import RegistryEntry, RunRecord, SessionStatus
+from sessionwatch.projections.models import RegistryEntry, SessionStatus
 
 DEFAULT_LIST_LIMIT: Final = 100
 MAX_LIST_ROWS: Final = 200

@@ -43,8 +43,9 @@ from sessionwatch.domain.tools.results import (
 )
 
 if TYPE_CHECKING:
+    from sessionwatch.adapters.app.reports import RunRecord
     from sessionwatch.domain.tools.config import ToolContext
-    from sessionwatch.projections.models import RegistryEntry, RunRecord
+    from sessionwatch.projections.models import RegistryEntry
 
 UNSUPPORTED_SPAWN_KEYS: Final = (
     "target",

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from types import TracebackType
 from typing import Self
 
-from sessionwatch.projections.models import TickReport
+from sessionwatch.adapters.app.reports import TickReport
 
 logger = logging.getLogger("sessionwatch")
 
