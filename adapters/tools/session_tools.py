@@ -29,7 +29,6 @@ from sessionwatch.adapters.tools.core import (
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.tools.config import ToolContext
 from sessionwatch.domain.tools.errors import InvalidToolInput, ToolForbidden
-from sessionwatch.domain.tools.history import SESSIONS_LIST_PLACEHOLDER, history_page, sanitize_history
 from sessionwatch.domain.tools.policy import check_tool_allowed, effective_tools
 from sessionwatch.domain.tools.ports import AnnounceRequest, RunOutcome, RuntimeFailure, Usage
 from sessionwatch.domain.tools.prompts import derived_title
@@ -59,6 +58,11 @@ from sessionwatch.domain.tools.session_keys import (
     SessionKind,
     display_key,
     origin_provider_from_key,
+)
+from sessionwatch.domain.tools.transcript_pages import (
+    SESSIONS_LIST_PLACEHOLDER,
+    history_page,
+    sanitize_history,
 )
 from sessionwatch.domain.tools.visibility import visibility_note, visible_in_list
 from sessionwatch.projections.models import RegistryEntry, SessionStatus

@@ -16,7 +16,6 @@ from sessionwatch.domain.tools.errors import (
     ToolForbidden,
     ToolNotAllowed,
 )
-from sessionwatch.domain.tools.history import SanitizedHistory, sanitize_history
 from sessionwatch.domain.tools.policy import (
     CATALOG,
     SubagentToolPolicy,
@@ -60,6 +59,7 @@ from sessionwatch.domain.tools.results import (
     SubagentsResult,
 )
 from sessionwatch.domain.tools.session_keys import classify_kind, derive_channel, is_thread_session_key
+from sessionwatch.domain.tools.transcript_pages import SanitizedHistory, sanitize_history
 from sessionwatch.domain.tools.visibility import A2APolicy, check_access, effective_visibility
 
 __all__ = [

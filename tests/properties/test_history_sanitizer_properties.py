@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 
 from sessionwatch.domain.tools.assistant_text import sanitize_assistant_text
 from sessionwatch.domain.tools.code_regions import code_regions
-from sessionwatch.domain.tools.history import (
+from sessionwatch.domain.tools.redaction import redact_text
+from sessionwatch.domain.tools.transcript_pages import (
     HISTORY_MAX_BYTES,
     HISTORY_PLACEHOLDER,
     MAX_TEXT_CHARS,
@@ -33,7 +34,6 @@ from sessionwatch.domain.tools.history import (
     json_size,
     sanitize_history,
 )
-from sessionwatch.domain.tools.redaction import redact_text
 
 CONTROL_TOKEN = re.compile("<[|\uff5c][^|\uff5c]*[|\uff5c]>")
 TEXT_FIELDS = ("text", "thinking", "partialJson")

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 
 from sessionwatch import SessionTools, SessionWatch, ToolContext, ToolsConfig
 from sessionwatch.domain.registry import Route
-from sessionwatch.domain.tools.history import history_window, message_seq
 from sessionwatch.domain.tools.ports import (
     AnnounceRequest,
     ChildRunRequest,
@@ -21,6 +20,7 @@ from sessionwatch.domain.tools.ports import (
     TranscriptPage,
     Usage,
 )
+from sessionwatch.domain.tools.transcript_pages import history_window, message_seq
 from sessionwatch.testing import FakeClock
 
 Message = dict[str, object]

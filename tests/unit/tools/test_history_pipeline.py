@@ -20,7 +20,8 @@ from sessionwatch.domain.tools.assistant_text import (
 )
 from sessionwatch.domain.tools.code_regions import code_regions
 from sessionwatch.domain.tools.errors import InvalidToolInput
-from sessionwatch.domain.tools.history import (
+from sessionwatch.domain.tools.redaction import DEFAULT_REDACT_PATTERNS, mask_secret, redact_text
+from sessionwatch.domain.tools.transcript_pages import (
     HISTORY_MAX_BYTES,
     HISTORY_PLACEHOLDER,
     MAX_TEXT_CHARS,
@@ -35,7 +36,6 @@ from sessionwatch.domain.tools.history import (
     smallest_seq,
     without_tool_messages,
 )
-from sessionwatch.domain.tools.redaction import DEFAULT_REDACT_PATTERNS, mask_secret, redact_text
 
 
 def history(*messages: Mapping[str, object], include_tools: bool = False) -> SanitizedHistory:

@@ -1,4 +1,4 @@
-"""The `sessions_history` pipeline H1-H7 and its offset window (SPEC-tools §T5). Pure functions.
+"""The `sessions_history` pipeline: transcript pages sanitized for a model, with their offset window. Pure.
 
 The shell reads transcript rows through the `Transcripts` port and hands them here; what comes back
 is a frozen value holding fresh JSON-compatible dicts (the input is never mutated) and the flags the
