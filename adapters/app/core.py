@@ -141,3 +141,9 @@ def publish(waker: Waker | None, wakes: Iterable[Wake]) -> list[str]:
         else:
             woken.append(watcher)
     return woken
+
+
+def wake_from_elsewhere(core: Core, watcher: str, target_key: str) -> None:
+    """Another process opened this notice (a shared store): wake its watcher here too, unless a subagent."""
+    if not is_subagent_key(watcher):
+        publish(core.waker, [(watcher, wake_reason(target_key))])

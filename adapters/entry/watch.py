@@ -8,6 +8,7 @@ raise: one log line, None); the strict API raises typed errors and writes nothin
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -18,7 +19,7 @@ from pydantic import JsonValue
 
 from sessionwatch.adapters.app import maintenance, notices, queries, recording, registry, upstream
 from sessionwatch.adapters.app.clock import SystemClock
-from sessionwatch.adapters.app.core import Core, publish, wake_reason
+from sessionwatch.adapters.app.core import Core, wake_from_elsewhere
 from sessionwatch.adapters.app.recording import SignalInput
 from sessionwatch.adapters.app.reports import (
     AuditReport,
@@ -33,7 +34,6 @@ from sessionwatch.adapters.app.upstream import Outcome
 from sessionwatch.adapters.stores.factory import open_store
 from sessionwatch.adapters.stores.port import CrossProcessWakes, SignalStore
 from sessionwatch.adapters.upstream.monitor import MonitorHandle
-from sessionwatch.domain.keys import is_subagent_key
 from sessionwatch.domain.ports import Clock, Transcripts, UpstreamProvider, Waker
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.session import SessionState
@@ -80,7 +80,7 @@ class SessionWatch:
         self.run_ledger = self._core.run_ledger
         self.upstream_streaks = self._core.upstream_streaks
         if waker is not None and cross_process_wakes and isinstance(store, CrossProcessWakes):
-            store.listen_for_wakes(self._wake_from_elsewhere)
+            store.listen_for_wakes(functools.partial(wake_from_elsewhere, self._core))
 
     # ------------------------------------------------------------------------------- lifecycle
 
@@ -111,11 +111,6 @@ class SessionWatch:
     def clock(self) -> Clock:
         """The clock every timestamp of this instance comes from (the session tools share it)."""
         return self._core.clock
-
-    def _wake_from_elsewhere(self, watcher: str, target_key: str) -> None:
-        """Another process opened this notice: wake its watcher here too."""
-        if not is_subagent_key(watcher):
-            publish(self._core.waker, [(watcher, wake_reason(target_key))])
 
     # -------------------------------------------------------------------------------- sessions
 
