@@ -10,6 +10,7 @@ from datetime import datetime
 
 from sessionwatch.domain.errors import InvalidSignal
 from sessionwatch.domain.keys import check_key, resolve_identity
+from sessionwatch.domain.messages import checked_model
 from sessionwatch.domain.session import SignalDraft, SignalRecorded
 from sessionwatch.domain.signals import (
     MAX_SEQUENCE,
@@ -46,48 +47,6 @@ def check_signal(
     A `child_spawned` signal seeds its requester's cursor (its agent actor), nobody else's: a
     producer watcher other than that requester would be silently left out, so it is refused.
     """
-    draft = _checked_draft(
-        session_key=session_key,
-        agent_id=agent_id,
-        kind=kind,
-        actor_type=actor_type,
-        actor_id=actor_id,
-        summary=summary,
-        now=now,
-        payload=payload,
-        run_id=run_id,
-        session_id=session_id,
-        occurred_at=occurred_at,
-        dedupe_key=dedupe_key,
-        watchers=watchers,
-    )
-    if draft.kind is SignalKind.CHILD_SPAWNED and draft.watchers:
-        requester = draft.actor_id if draft.actor_type == "agent" else None
-        if any(watcher != requester for watcher in draft.watchers):
-            raise InvalidSignal(
-                "watchers",
-                "a child_spawned signal seeds only its requester's cursor (the agent actor); "
-                "pass no other watchers",
-            )
-    return draft
-
-
-def _checked_draft(
-    *,
-    session_key: object,
-    agent_id: object,
-    kind: object,
-    actor_type: object,
-    actor_id: object,
-    summary: object,
-    now: datetime,
-    payload: object = None,
-    run_id: object = None,
-    session_id: object = None,
-    occurred_at: object = None,
-    dedupe_key: object = None,
-    watchers: object = (),
-) -> SignalDraft:
     identity = resolve_identity(session_key, agent_id)
     now_ms = to_epoch_ms(now)
     checked_kind = check_kind(kind)
@@ -96,21 +55,37 @@ def _checked_draft(
     if checked_actor_type == "agent" and checked_actor_id is not None:
         checked_actor_id = check_key(checked_actor_id, "actor_id")  # trimmed, as watcher keys are
     # Every field is checked above, into the type the model declares: this is its one validation.
-    return SignalDraft.model_construct(
-        session_key=identity.session_key,
-        agent_id=identity.agent_id,
-        session_id=check_optional_text(session_id, "session_id"),
-        kind=checked_kind,
-        actor_type=checked_actor_type,
-        actor_id=checked_actor_id,
-        run_id=check_optional_text(run_id, "run_id"),
-        occurred_at_ms=now_ms if occurred_at is None else clamp_occurred_at(occurred_at, now),
-        recorded_at_ms=now_ms,
-        summary=check_summary(summary),
-        payload=check_payload(checked_kind, payload),
-        dedupe_key=check_optional_text(dedupe_key, "dedupe_key"),
-        watchers=check_watchers(watchers),
+    draft = checked_model(
+        SignalDraft,
+        {
+            "session_key": identity.session_key,
+            "agent_id": identity.agent_id,
+            "session_id": check_optional_text(session_id, "session_id"),
+            "kind": checked_kind,
+            "actor_type": checked_actor_type,
+            "actor_id": checked_actor_id,
+            "run_id": check_optional_text(run_id, "run_id"),
+            "occurred_at_ms": now_ms if occurred_at is None else clamp_occurred_at(occurred_at, now),
+            "recorded_at_ms": now_ms,
+            "summary": check_summary(summary),
+            "payload": check_payload(checked_kind, payload),
+            "dedupe_key": check_optional_text(dedupe_key, "dedupe_key"),
+            "watchers": check_watchers(watchers),
+        },
     )
+    if checked_kind is SignalKind.CHILD_SPAWNED and draft.watchers:
+        _check_spawn_watchers(draft)
+    return draft
+
+
+def _check_spawn_watchers(draft: SignalDraft) -> None:
+    requester = draft.actor_id if draft.actor_type == "agent" else None
+    if any(watcher != requester for watcher in draft.watchers):
+        raise InvalidSignal(
+            "watchers",
+            "a child_spawned signal seeds only its requester's cursor (the agent actor); "
+            "pass no other watchers",
+        )
 
 
 def _check_actor_type(actor_type: object) -> ActorType:
@@ -147,7 +122,7 @@ def check_recorded(signal: SignalRecorded) -> None:
         recorded_at = from_epoch_ms(signal.recorded_at_ms)
     except (OverflowError, ValueError):
         raise InvalidSignal("recorded_at_ms", "is not a representable time") from None
-    draft = _checked_draft(
+    draft = check_signal(
         session_key=signal.session_key,
         agent_id=signal.agent_id,
         kind=signal.kind,
@@ -159,7 +134,7 @@ def check_recorded(signal: SignalRecorded) -> None:
         run_id=signal.run_id,
         session_id=signal.session_id,
         dedupe_key=signal.dedupe_key,
-        watchers=signal.watchers,
     )
+    check_watchers(signal.watchers)  # apart: a spawn's stored watchers stay as they were recorded
     if draft.identity != signal.identity:
         raise InvalidSignal("session_key", "is not in its canonical form (agent-qualified, trimmed)")

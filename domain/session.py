@@ -13,7 +13,7 @@ from typing import Final, Literal, NamedTuple, TypeAlias, assert_never
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from sessionwatch.domain.keys import SessionIdentity, is_agent_qualified
-from sessionwatch.domain.messages import Command, Event
+from sessionwatch.domain.messages import Command, Event, checked_model
 from sessionwatch.domain.registry import EMPTY_META, META_FIELDS, SessionMeta
 from sessionwatch.domain.signals import ActorType, Payload, SignalKind
 
@@ -162,9 +162,9 @@ class RecordSignal(NamedTuple):
     def event(self) -> SignalRecorded:
         """The `SignalRecorded` this command records, built from its draft's checked fields."""
         fields = dict(self.draft.__dict__)
+        fields["type"] = _SIGNAL_RECORDED  # after the draft's fields, as `SignalRecorded` declares them
         fields["sequence"] = self.sequence
-        fields["type"] = _SIGNAL_RECORDED
-        return SignalRecorded.model_construct(**fields)
+        return checked_model(SignalRecorded, fields)
 
 
 class ResetSession(Command):

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
+from sessionwatch.domain.messages import checked_model
 from sessionwatch.domain.registry import EMPTY_META, SessionMeta
 from sessionwatch.domain.session import SessionState, SignalRecorded
 from sessionwatch.domain.signals import (
@@ -43,19 +44,22 @@ class Signal(WireModel):
         """The API view of a stored `SignalRecorded`."""
         # The event's fields were checked when it was recorded (or read back from the store):
         # they already have the types this model declares, so nothing is validated again.
-        return cls.model_construct(
-            sequence=event.sequence,
-            session_key=event.session_key,
-            agent_id=event.agent_id,
-            session_id=event.session_id,
-            kind=event.kind,
-            actor_type=event.actor_type,
-            actor_id=event.actor_id,
-            run_id=event.run_id,
-            occurred_at=from_epoch_ms(event.occurred_at_ms),
-            summary=event.summary,
-            payload=event.payload.as_dict() if event.payload else None,
-            dedupe_key=event.dedupe_key,
+        return checked_model(
+            cls,
+            {
+                "sequence": event.sequence,
+                "session_key": event.session_key,
+                "agent_id": event.agent_id,
+                "session_id": event.session_id,
+                "kind": event.kind,
+                "actor_type": event.actor_type,
+                "actor_id": event.actor_id,
+                "run_id": event.run_id,
+                "occurred_at": from_epoch_ms(event.occurred_at_ms),
+                "summary": event.summary,
+                "payload": event.payload.as_dict() if event.payload else None,
+                "dedupe_key": event.dedupe_key,
+            },
         )
 
     @classmethod

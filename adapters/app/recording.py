@@ -132,7 +132,8 @@ def _signal(recorded: Recorded) -> Done[Signal]:
     return Done(Signal.from_event(event), wakes_of(facts), recorded=True)
 
 
-def _signal_of(draft: SignalDraft, *, spawn_edge: bool = False) -> Work[Recorded, Signal]:
+def record(draft: SignalDraft, *, spawn_edge: bool = False) -> Work[Recorded, Signal]:
+    """One checked signal with its reactions (the strict `record`: no gate, no actor filter)."""
     return Work(lambda tx: record_in(tx, draft, spawn_edge=spawn_edge), _signal)
 
 
@@ -173,37 +174,6 @@ def draft(
         watchers=watchers,
         now=core.clock.now() if now is None else now,
     )
-
-
-def record(
-    core: Core,
-    key: object,
-    *,
-    kind: object,
-    actor: object,
-    summary: object,
-    payload: object = None,
-    run_id: object = None,
-    occurred_at: object = None,
-    dedupe_key: object = None,
-    agent_id: object = None,
-    watchers: object = (),
-) -> Work[Recorded, Signal]:
-    """One signal with its reactions; no gate and no actor filter (those are the producers')."""
-    checked = draft(
-        core,
-        session_key=key,
-        kind=kind,
-        actor=actor,
-        summary=summary,
-        payload=payload,
-        run_id=run_id,
-        occurred_at=occurred_at,
-        dedupe_key=dedupe_key,
-        agent_id=agent_id,
-        watchers=watchers,
-    )
-    return _signal_of(checked)
 
 
 def record_many(core: Core, inputs: Iterable[SignalInput]) -> Work[Any, list[Signal]] | list[Signal]:
@@ -319,7 +289,7 @@ def goal_changed(
         summary=summary,
         now=core.clock.now(),
     )
-    return _signal_of(goal, spawn_edge=True)
+    return record(goal, spawn_edge=True)
 
 
 def spawn(
@@ -374,15 +344,17 @@ def run_terminal(
         raise InvalidSignal("outcome", "must be ok, error, timeout or cancelled")
     run = check_text(run_id, "run_id")
     return record(
-        core,
-        child_key,
-        kind=terminal_kind(outcome),
-        actor=Actor.system(),
-        summary=RUN_TERMINAL_SUMMARIES[outcome],
-        payload=None if outcome == "ok" else {"outcome": outcome},
-        run_id=run,
-        dedupe_key=f"run-terminal:{run}",
-        agent_id=agent_id,
+        draft(
+            core,
+            session_key=child_key,
+            kind=terminal_kind(outcome),
+            actor=Actor.system(),
+            summary=RUN_TERMINAL_SUMMARIES[outcome],
+            payload=None if outcome == "ok" else {"outcome": outcome},
+            run_id=run,
+            dedupe_key=f"run-terminal:{run}",
+            agent_id=agent_id,
+        )
     )
 
 
@@ -416,11 +388,18 @@ def compacted(
         dedupe_key=f"compacted:{operation}",
         now=core.clock.now(),
     )
-    return _signal_of(compaction)
+    return record(compaction)
 
 
 def adopted(core: Core, key: object, *, agent_id: object = None) -> Work[Recorded, Signal]:
     """A session was adopted from an external catalog (log only)."""
     return record(
-        core, key, kind=SignalKind.ADOPTED, actor=Actor.system(), summary="session adopted", agent_id=agent_id
+        draft(
+            core,
+            session_key=key,
+            kind=SignalKind.ADOPTED,
+            actor=Actor.system(),
+            summary="session adopted",
+            agent_id=agent_id,
+        )
     )

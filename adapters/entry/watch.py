@@ -201,17 +201,19 @@ class SessionWatch:
         """Record one signal with its reactions; a duplicate dedupe key returns the existing signal."""
         return self._scheduler.run(
             recording.record(
-                self._core,
-                key,
-                kind=kind,
-                actor=actor,
-                summary=summary,
-                payload=payload,
-                run_id=run_id,
-                occurred_at=occurred_at,
-                dedupe_key=dedupe_key,
-                agent_id=agent_id,
-                watchers=watchers,
+                recording.draft(
+                    self._core,
+                    session_key=key,
+                    kind=kind,
+                    actor=actor,
+                    summary=summary,
+                    payload=payload,
+                    run_id=run_id,
+                    occurred_at=occurred_at,
+                    dedupe_key=dedupe_key,
+                    agent_id=agent_id,
+                    watchers=watchers,
+                )
             )
         )
 
