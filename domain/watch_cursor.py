@@ -19,7 +19,14 @@ from pydantic import BaseModel, ConfigDict
 
 from sessionwatch.domain.keys import SessionIdentity, agent_id_of, is_agent_qualified
 from sessionwatch.domain.messages import Command, Event
-from sessionwatch.domain.session import SessionDeleted, SessionEvent, SessionReset, SignalRecorded
+from sessionwatch.domain.session import (
+    SessionDeleted,
+    SessionEvent,
+    SessionMetaUpdated,
+    SessionReset,
+    SessionUpserted,
+    SignalRecorded,
+)
 from sessionwatch.domain.signals import NOTIFYING_KINDS, SignalKind
 
 
@@ -336,8 +343,10 @@ def react(
         case SessionDeleted():
             keys = {*held_by_session, *(state.key for state in cursors_on_target.values())}
             return [_drop(key, at_ms) for key in sorted(keys)]
-        case _:
+        case SessionUpserted() | SessionMetaUpdated():  # registry changes imply nothing for a cursor
             return []
+        case _:
+            assert_never(event)
 
 
 def _drop(key: CursorKey, at_ms: int) -> DropCursor:
