@@ -141,7 +141,7 @@ _RESET = (
 )
 
 
-def _reset_schema(schema: str) -> None:
+def reset_schema(schema: str) -> None:
     """Empty a store back to the state of a new one."""
     conn = admin()
     with conn.transaction():
@@ -160,7 +160,7 @@ def reused_postgres_url() -> Iterator[str]:
         yield with_query(PG_URL, schema=schema, options=FAST_COMMITS)
     finally:
         try:
-            _reset_schema(schema)
+            reset_schema(schema)
         except Exception:
             _REUSED_SCHEMAS.discard(schema)
             drop_schema(schema)
