@@ -151,6 +151,11 @@ UPSERT_SESSION = (
 )
 DELETE_SESSION = "DELETE FROM sw_sessions WHERE session_key = %s AND agent_id = %s"
 DELETE_SESSION_SIGNALS = "DELETE FROM sw_signals WHERE session_key = %s AND agent_id = %s"
+"""A deleted identity's signals go with it.
+
+Twin: `projections.read_model.Projection` on `SessionDeleted`.
+Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
+"""
 INSERT_SIGNAL = (
     f"INSERT INTO sw_signals ({SIGNAL_COLUMNS}, notification_id)"
     " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
@@ -164,9 +169,6 @@ SELECT_SESSION = (
 )
 SELECT_SESSIONS = f"SELECT {SESSION_COLUMNS} FROM sw_sessions ORDER BY session_key, agent_id"
 SELECT_BY_DEDUPE = f"SELECT {SIGNAL_COLUMNS} FROM sw_signals WHERE dedupe_key = %s"
-# `session_status` with `changesSince` as ONE statement, so one snapshot: the session row (columns
-# 0-9), its smallest retained sequence (10) and the page after `changesSince` (11-18; NULL when
-# empty), one row per event. No row: an unknown identity.
 SELECT_STATUS = (
     "SELECT s.session_key, s.agent_id, s.session_id, s.kind, s.spawned_by, s.parent_session_key,"
     " s.registered, s.head, s.pruned_through, s.meta, f.first,"
@@ -179,6 +181,15 @@ SELECT_STATUS = (
     " ORDER BY sequence LIMIT %s) AS p ON TRUE"
     " WHERE s.session_key = %s AND s.agent_id = %s ORDER BY p.sequence"
 )
+"""`session_status` with `changesSince` as ONE statement, so one snapshot: the session row (columns
+0-9), its smallest retained sequence (10) and the page after `changesSince` (11-18; NULL when
+empty), one row per event; `rows.state_change` cuts each payload to its public keys. No row: an
+unknown identity.
+
+Twin: `projections.status.page_after`, `StateChange.from_event` and `projections.status.build_status`
+(as the memory store runs them).
+Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
+"""
 SELECT_CURSOR = (
     f"SELECT {CURSOR_COLUMNS} FROM sw_cursors WHERE target_key = %s AND target_agent_id = %s AND watcher = %s"
 )
@@ -201,9 +212,6 @@ UPSERT_CURSOR = (
     " notified = excluded.notified, material = excluded.material, updated_at_ms = excluded.updated_at_ms"
 )
 DELETE_CURSOR = "DELETE FROM sw_cursors WHERE target_key = %s AND target_agent_id = %s AND watcher = %s"
-# SPEC §6.1 for every holder but the actor, in one statement (the peer's shape): N := e only when
-# no notice is outstanding, M := e always. `material < e` makes a redelivery a no-op. A run of
-# signals by one actor on the target passes its first as `first` and its last as `e` (ADR-0017).
 MATERIAL_UPDATE = (
     "UPDATE sw_cursors SET notified = CASE WHEN notified = last_seen THEN %(first)s ELSE notified END,"
     " material = %(e)s, updated_at_ms = %(now)s"
@@ -211,40 +219,92 @@ MATERIAL_UPDATE = (
     " AND watcher IS DISTINCT FROM %(actor)s AND material < %(first)s"
     " RETURNING watcher, last_seen, notified"
 )
+"""A notifying signal reaches every holder but its actor, in one statement (the peer's shape):
+`N := first` only when no notice is outstanding (`N = L`), `M := e` always; `material < first` makes
+a redelivery a no-op. One signal passes its sequence as both; a run of signals by one actor on the
+target passes its first as `first` and its last as `e` (ADR-0017).
+
+Twin: `domain.watch_cursor.react` (the holders `notified_watchers` keeps), then
+`domain.watch_cursor.derive` of `ObserveMaterialSignal` and `domain.watch_cursor.evolve`.
+Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
+"""
 INSERT_NEW_CURSOR = (
     f"INSERT INTO sw_cursors ({CURSOR_COLUMNS}, watcher_agent_id) VALUES (%s, %s, %s, 0, %s, %s, %s, %s)"
     " ON CONFLICT (target_key, target_agent_id, watcher) DO NOTHING"
 )
-# The restart sweep (SPEC §6.5) over cursors whose watcher session exists (upserted, not deleted).
+"""The `(0, e, e)` cursor of a producer watcher that had none.
+
+Twin: `domain.watch_cursor.derive` of `ObserveMaterialSignal` on no cursor.
+Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
+"""
 _WATCHER_EXISTS = (
     "EXISTS (SELECT 1 FROM sw_sessions AS s WHERE s.session_key = sw_cursors.watcher"
     " AND s.agent_id = sw_cursors.watcher_agent_id AND s.registered = 1)"
 )
+"""The restart sweep's "the watcher session exists": upserted, not deleted.
+
+Twin: the `watcher_exists` that `projections.read_model.plan_sweep_in` passes to
+`domain.watch_cursor.resume`.
+Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
+"""
 _OPEN = "material > last_seen"
+"""An open notice, `M > L`: acknowledged ones are never reopened.
+
+Twin: the `material <= last_seen` test of `domain.watch_cursor.resume` and of `derive`'s
+`RefreezeNotice`.
+Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
+"""
 SELECT_REPUBLISHED = (
     "SELECT watcher, target_key, target_agent_id FROM sw_cursors"
     f" WHERE {_OPEN} AND {_WATCHER_EXISTS} ORDER BY watcher, target_key, target_agent_id"
 )
+"""The open notices of existing watchers, which the restart sweep re-publishes.
+
+Twin: the `republished` of `projections.read_model.plan_sweep_in` (via `domain.watch_cursor.resume`).
+Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
+"""
 COUNT_OPEN = f"SELECT COUNT(*) FROM sw_cursors WHERE {_OPEN}"
-# N := M, updated_at := now; a cursor already frozen at M and stamped now is left alone (as `derive`).
+"""Every open notice; those not re-published are the sweep's skipped ones.
+
+Twin: the `skipped` of `projections.read_model.plan_sweep_in`.
+Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
+"""
 REFREEZE = (
     "UPDATE sw_cursors SET notified = material, updated_at_ms = %(now)s"
     f" WHERE {_OPEN} AND NOT (notified = material AND updated_at_ms = %(now)s) AND {_WATCHER_EXISTS}"
 )
+"""The restart sweep: `N := M`, `updated_at := now` for every open notice of an existing watcher; a
+cursor already frozen at `M` and stamped now is left alone.
 
-# The global cap keeps the newest `max_signals` of what the age cut-off keeps: this is the highest
-# sequence it removes (no row: nothing).
+Twin: `domain.watch_cursor.resume`, then `domain.watch_cursor.derive` of `RefreezeNotice` and
+`domain.watch_cursor.evolve`.
+Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
+"""
+
 CAP_THROUGH = (
     "SELECT sequence FROM sw_signals WHERE occurred_at_ms >= %s ORDER BY sequence DESC LIMIT 1 OFFSET %s"
 )
-# SPEC §8: a signal goes when older than the age cut-off or at or below the cap's sequence.
+"""The global cap keeps the newest `max_signals` of what the age cut-off keeps: this is the highest
+sequence it removes (no row: nothing).
+
+Twin: `domain.retention.cap_through_sequence` in `projections.retention.plan_prune`.
+Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
+"""
 _REMOVED = "(occurred_at_ms < %(cut)s OR sequence <= %(through)s)"
+"""A signal goes when older than the age cut-off or at or below the cap's sequence.
+
+Twin: `domain.retention.PruneCutoffs.removes`.
+Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
+"""
 SELECT_REMOVED_EVENTS = (
     "SELECT e.notification_id, e.originator_id, e.originator_version, e.topic, e.state FROM sw_signals AS s"
     f" JOIN {EVENTS_TABLE} AS e ON e.notification_id = s.notification_id WHERE {_REMOVED} ORDER BY s.sequence"
 )
-# Each affected session's watermark rises to its highest removed sequence; no head is created or
-# lowered (a removed signal's session row exists, and its head is at least that sequence).
+"""The stored events of the signals a prune removes, in sequence order, for the archive.
+
+Twin: the `removed` of `projections.retention.prune`.
+Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
+"""
 STAMP_WATERMARKS = (
     "UPDATE sw_sessions SET pruned_through = x.m, head = GREATEST(sw_sessions.head, x.m)"
     f" FROM (SELECT session_key, agent_id, MAX(sequence) AS m FROM sw_signals WHERE {_REMOVED}"
@@ -252,8 +312,24 @@ STAMP_WATERMARKS = (
     " WHERE sw_sessions.session_key = x.session_key AND sw_sessions.agent_id = x.agent_id"
     " AND x.m > sw_sessions.pruned_through"
 )
+"""Each affected session's watermark rises to its highest removed sequence; no head is created or
+lowered (a removed signal's session row exists, and its head is at least that sequence).
+
+Twin: `domain.retention.stamp` as `projections.retention.prune` applies it.
+Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
+"""
 DELETE_REMOVED = f"DELETE FROM sw_signals WHERE {_REMOVED}"
+"""A prune deletes the signals it removes.
+
+Twin: the log `projections.retention.prune` keeps.
+Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
+"""
 EXPIRE_CURSORS = "DELETE FROM sw_cursors WHERE updated_at_ms < %s"
+"""A prune expires the cursors not updated since the cut-off (the local clock).
+
+Twin: `domain.retention.PruneCutoffs.expires`.
+Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
+"""
 STAMP_LAST_PRUNE = (
     "INSERT INTO sw_meta (name, value) VALUES ('last_prune_ms', %s)"
     " ON CONFLICT (name) DO UPDATE SET value = excluded.value"
@@ -290,7 +366,18 @@ SELECT_NOTIFICATIONS = (
 NOTIFY_WAKES = "SELECT pg_notify(%s, payload) FROM unnest(%s::text[]) AS payload"
 SELECT_ALL_CURSORS = f"SELECT {CURSOR_COLUMNS} FROM sw_cursors ORDER BY watcher, target_key, target_agent_id"
 DROP_CURSORS_OF_WATCHER = "DELETE FROM sw_cursors WHERE watcher = %s"
+"""A reset or deleted watcher session loses the cursors it holds (run for its own identity only).
+
+Twin: `domain.watch_cursor.react` on `SessionReset` and `SessionDeleted` (the cursors
+`projections.read_model.held_by` names).
+Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
+"""
 DROP_CURSORS_ON_TARGET = "DELETE FROM sw_cursors WHERE target_key = %s AND target_agent_id = %s"
+"""A deleted session's watchers lose their cursors on it.
+
+Twin: `domain.watch_cursor.react` on `SessionDeleted`.
+Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
+"""
 SELECT_LINK = f"SELECT {LINK_COLUMNS} FROM sw_upstream_links WHERE session_key = %s AND agent_id = %s"
 UPSERT_LINK = (
     f"INSERT INTO sw_upstream_links ({LINK_COLUMNS})"
@@ -302,6 +389,11 @@ UPSERT_LINK = (
     " created_at_ms = excluded.created_at_ms, updated_at_ms = excluded.updated_at_ms"
 )
 DELETE_LINK = "DELETE FROM sw_upstream_links WHERE session_key = %s AND agent_id = %s"
+"""A deleted session's upstream link goes with it.
+
+Twin: `projections.read_model.Projection` on `SessionDeleted`.
+Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
+"""
 SELECT_ALL_LINKS = f"SELECT {LINK_COLUMNS} FROM sw_upstream_links ORDER BY session_key, agent_id"
 SELECT_ACTIVE_LINKS = (
     f"SELECT {LINK_COLUMNS} FROM sw_upstream_links WHERE active = 1 ORDER BY session_key, agent_id"
