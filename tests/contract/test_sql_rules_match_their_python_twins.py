@@ -381,8 +381,8 @@ def appended(draw: st.DrawFn, world: ReadModel) -> list[SignalRecorded]:
     """Signals as the store appends them: fresh ones above every position, in rising sequence.
 
     Runs by one actor on one target come out often (the store applies such a run as one statement).
-    A single signal may instead be a redelivery at or below a cursor's material; it names no
-    producer watcher (a fresh signal only ever does).
+    A single signal may instead be a redelivery at or below a cursor's material, with producer
+    watchers or without.
     """
     watched = sorted(world.cursors)
     on_watched = bool(watched) and draw(st.integers(0, 3)) < 3
@@ -393,7 +393,7 @@ def appended(draw: st.DrawFn, world: ReadModel) -> list[SignalRecorded]:
     highest = max((c.material for c in world.cursors.get(target, {}).values()), default=0)
     if highest and draw(st.booleans()):
         sequence: int = draw(st.integers(1, highest))
-        redelivered = draw(signal(sequence, target))
+        redelivered = draw(signal(sequence, target, watchers=NO_WATCHERS | PRODUCER_WATCHERS))
         kind = redelivered.kind if draw(st.integers(0, 3)) == 0 else SignalKind.HUMAN_DIRECT_MESSAGE
         return [redelivered.model_copy(update={"kind": kind, "actor_id": actor})]
     batch: list[SignalRecorded] = []

@@ -88,7 +88,8 @@ def material_update(tx: SqlTransaction, run: Sequence[SignalRecorded]) -> list[M
         if watcher not in updated:
             new = (watcher, first.session_key, first.agent_id, e, e, first.recorded_at_ms)
             raw.execute(tx.sql.INSERT_NEW_CURSOR, (*new, agent_id_of(watcher)))
-            opened.append((watcher, 0))
+            if raw.rowcount == 1:  # a cursor that had seen this signal already is left alone
+                opened.append((watcher, 0))
     return [
         MaterialSignalSeen(
             watcher=watcher,
