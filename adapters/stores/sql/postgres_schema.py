@@ -151,7 +151,7 @@ UPSERT_SESSION = (
 )
 DELETE_SESSION = "DELETE FROM sw_sessions WHERE session_key = %s AND agent_id = %s"
 DELETE_SESSION_SIGNALS = "DELETE FROM sw_signals WHERE session_key = %s AND agent_id = %s"
-"""A deleted identity's signals go with it.
+"""The PostgreSQL form of `sqlite_schema.DELETE_SESSION_SIGNALS` (the same rule).
 
 Twin: `projections.read_model.Projection` on `SessionDeleted`.
 Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
@@ -219,10 +219,7 @@ MATERIAL_UPDATE = (
     " AND watcher IS DISTINCT FROM %(actor)s AND material < %(first)s"
     " RETURNING watcher, last_seen, notified"
 )
-"""A notifying signal reaches every holder but its actor, in one statement (the peer's shape):
-`N := first` only when no notice is outstanding (`N = L`), `M := e` always; `material < first` makes
-a redelivery a no-op. One signal passes its sequence as both; a run of signals by one actor on the
-target passes its first as `first` and its last as `e` (ADR-0017).
+"""The PostgreSQL form of `sqlite_schema.MATERIAL_UPDATE` (the same rule).
 
 Twin: `domain.watch_cursor.react` (the holders `notified_watchers` keeps), then
 `domain.watch_cursor.derive` of `ObserveMaterialSignal` and `domain.watch_cursor.evolve`.
@@ -232,7 +229,7 @@ INSERT_NEW_CURSOR = (
     f"INSERT INTO sw_cursors ({CURSOR_COLUMNS}, watcher_agent_id) VALUES (%s, %s, %s, 0, %s, %s, %s, %s)"
     " ON CONFLICT (target_key, target_agent_id, watcher) DO NOTHING"
 )
-"""The `(0, e, e)` cursor of a producer watcher that had none.
+"""The PostgreSQL form of `sqlite_schema.INSERT_NEW_CURSOR` (the same rule).
 
 Twin: `domain.watch_cursor.derive` of `ObserveMaterialSignal` on no cursor.
 Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
@@ -241,14 +238,14 @@ _WATCHER_EXISTS = (
     "EXISTS (SELECT 1 FROM sw_sessions AS s WHERE s.session_key = sw_cursors.watcher"
     " AND s.agent_id = sw_cursors.watcher_agent_id AND s.registered = 1)"
 )
-"""The restart sweep's "the watcher session exists": upserted, not deleted.
+"""The PostgreSQL form of `sqlite_schema._WATCHER_EXISTS` (the same rule).
 
 Twin: the `watcher_exists` that `projections.read_model.plan_sweep_in` passes to
 `domain.watch_cursor.resume`.
 Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
 """
 _OPEN = "material > last_seen"
-"""An open notice, `M > L`: acknowledged ones are never reopened.
+"""The PostgreSQL form of `sqlite_schema._OPEN` (the same rule).
 
 Twin: the `material <= last_seen` test of `domain.watch_cursor.resume` and of `derive`'s
 `RefreezeNotice`.
@@ -258,13 +255,13 @@ SELECT_REPUBLISHED = (
     "SELECT watcher, target_key, target_agent_id FROM sw_cursors"
     f" WHERE {_OPEN} AND {_WATCHER_EXISTS} ORDER BY watcher, target_key, target_agent_id"
 )
-"""The open notices of existing watchers, which the restart sweep re-publishes.
+"""The PostgreSQL form of `sqlite_schema.SELECT_REPUBLISHED` (the same rule).
 
 Twin: the `republished` of `projections.read_model.plan_sweep_in` (via `domain.watch_cursor.resume`).
 Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
 """
 COUNT_OPEN = f"SELECT COUNT(*) FROM sw_cursors WHERE {_OPEN}"
-"""Every open notice; those not re-published are the sweep's skipped ones.
+"""The PostgreSQL form of `sqlite_schema.COUNT_OPEN` (the same rule).
 
 Twin: the `skipped` of `projections.read_model.plan_sweep_in`.
 Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
@@ -273,8 +270,7 @@ REFREEZE = (
     "UPDATE sw_cursors SET notified = material, updated_at_ms = %(now)s"
     f" WHERE {_OPEN} AND NOT (notified = material AND updated_at_ms = %(now)s) AND {_WATCHER_EXISTS}"
 )
-"""The restart sweep: `N := M`, `updated_at := now` for every open notice of an existing watcher; a
-cursor already frozen at `M` and stamped now is left alone.
+"""The PostgreSQL form of `sqlite_schema.REFREEZE` (the same rule).
 
 Twin: `domain.watch_cursor.resume`, then `domain.watch_cursor.derive` of `RefreezeNotice` and
 `domain.watch_cursor.evolve`.
@@ -284,14 +280,13 @@ Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
 CAP_THROUGH = (
     "SELECT sequence FROM sw_signals WHERE occurred_at_ms >= %s ORDER BY sequence DESC LIMIT 1 OFFSET %s"
 )
-"""The global cap keeps the newest `max_signals` of what the age cut-off keeps: this is the highest
-sequence it removes (no row: nothing).
+"""The PostgreSQL form of `sqlite_schema.CAP_THROUGH` (the same rule).
 
 Twin: `domain.retention.cap_through_sequence` in `projections.retention.plan_prune`.
 Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
 """
 _REMOVED = "(occurred_at_ms < %(cut)s OR sequence <= %(through)s)"
-"""A signal goes when older than the age cut-off or at or below the cap's sequence.
+"""The PostgreSQL form of `sqlite_schema._REMOVED` (the same rule).
 
 Twin: `domain.retention.PruneCutoffs.removes`.
 Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
@@ -300,7 +295,7 @@ SELECT_REMOVED_EVENTS = (
     "SELECT e.notification_id, e.originator_id, e.originator_version, e.topic, e.state FROM sw_signals AS s"
     f" JOIN {EVENTS_TABLE} AS e ON e.notification_id = s.notification_id WHERE {_REMOVED} ORDER BY s.sequence"
 )
-"""The stored events of the signals a prune removes, in sequence order, for the archive.
+"""The PostgreSQL form of `sqlite_schema.SELECT_REMOVED_EVENTS` (the same rule).
 
 Twin: the `removed` of `projections.retention.prune`.
 Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
@@ -312,8 +307,7 @@ STAMP_WATERMARKS = (
     " WHERE sw_sessions.session_key = x.session_key AND sw_sessions.agent_id = x.agent_id"
     " AND x.m > sw_sessions.pruned_through"
 )
-"""Each affected session's watermark rises to its highest removed sequence; no head is created or
-lowered (a removed signal's session row exists, and its head is at least that sequence).
+"""The PostgreSQL form of `sqlite_schema.STAMP_WATERMARKS` (the same rule).
 
 Twin: `domain.retention.stamp` as `projections.retention.prune` applies it.
 Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
@@ -325,7 +319,7 @@ Twin: the log `projections.retention.prune` keeps.
 Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
 """
 EXPIRE_CURSORS = "DELETE FROM sw_cursors WHERE updated_at_ms < %s"
-"""A prune expires the cursors not updated since the cut-off (the local clock).
+"""The PostgreSQL form of `sqlite_schema.EXPIRE_CURSORS` (the same rule).
 
 Twin: `domain.retention.PruneCutoffs.expires`.
 Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
@@ -366,14 +360,14 @@ SELECT_NOTIFICATIONS = (
 NOTIFY_WAKES = "SELECT pg_notify(%s, payload) FROM unnest(%s::text[]) AS payload"
 SELECT_ALL_CURSORS = f"SELECT {CURSOR_COLUMNS} FROM sw_cursors ORDER BY watcher, target_key, target_agent_id"
 DROP_CURSORS_OF_WATCHER = "DELETE FROM sw_cursors WHERE watcher = %s"
-"""A reset or deleted watcher session loses the cursors it holds (run for its own identity only).
+"""The PostgreSQL form of `sqlite_schema.DROP_CURSORS_OF_WATCHER` (the same rule).
 
 Twin: `domain.watch_cursor.react` on `SessionReset` and `SessionDeleted` (the cursors
 `projections.read_model.held_by` names).
 Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
 """
 DROP_CURSORS_ON_TARGET = "DELETE FROM sw_cursors WHERE target_key = %s AND target_agent_id = %s"
-"""A deleted session's watchers lose their cursors on it.
+"""The PostgreSQL form of `sqlite_schema.DROP_CURSORS_ON_TARGET` (the same rule).
 
 Twin: `domain.watch_cursor.react` on `SessionDeleted`.
 Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
@@ -389,7 +383,7 @@ UPSERT_LINK = (
     " created_at_ms = excluded.created_at_ms, updated_at_ms = excluded.updated_at_ms"
 )
 DELETE_LINK = "DELETE FROM sw_upstream_links WHERE session_key = %s AND agent_id = %s"
-"""A deleted session's upstream link goes with it.
+"""The PostgreSQL form of `sqlite_schema.DELETE_LINK` (the same rule).
 
 Twin: `projections.read_model.Projection` on `SessionDeleted`.
 Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
