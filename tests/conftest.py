@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from facades import FACADES, use_facade
 from hypothesis import HealthCheck, settings
 from stores import STORES, drop_reused_schemas, fresh_store_url, postgres_problem
 
@@ -33,6 +34,19 @@ def _drop_reused_postgres_schemas() -> Iterator[None]:
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
+
+
+@pytest.fixture(params=FACADES)
+def facade(request: pytest.FixtureRequest) -> str:
+    """`sync` or `async`: the façade a suite that asks for `through_each_facade` runs through."""
+    return str(request.param)
+
+
+@pytest.fixture
+def through_each_facade(facade: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """`sessionwatch.open` opens the parametrized façade (the async one behind a blocking adapter)."""
+    use_facade(facade, monkeypatch)
+    return facade
 
 
 @pytest.fixture(params=STORES)

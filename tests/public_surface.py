@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-MODULES = ("sessionwatch", "sessionwatch.testing")
+MODULES = ("sessionwatch", "sessionwatch.aio", "sessionwatch.testing")
 """The modules whose `__all__` is public."""
 
 SNAPSHOT = Path(__file__).parent / "architecture" / "public_surface.txt"
@@ -48,6 +48,18 @@ def _own_attributes(cls: type) -> dict[str, object]:
     return found
 
 
+def _member(name: str, value: object) -> str | None:
+    if isinstance(value, (staticmethod, classmethod)):
+        return f"    {type(value).__name__} {name}{_signature(value.__func__)}"
+    if isinstance(value, property):
+        return f"    property {name}"
+    if inspect.iscoroutinefunction(value):
+        return f"    async def {name}{_signature(value)}"
+    if inspect.isfunction(value):
+        return f"    def {name}{_signature(value)}"
+    return None
+
+
 def _members(cls: type) -> Iterator[str]:
     if issubclass(cls, enum.Enum):
         for member in cls:
@@ -59,12 +71,9 @@ def _members(cls: type) -> Iterator[str]:
     for name, value in sorted(_own_attributes(cls).items()):
         if name.startswith("_") and name != "__init__":
             continue
-        if isinstance(value, (staticmethod, classmethod)):
-            yield f"    {type(value).__name__} {name}{_signature(value.__func__)}"
-        elif isinstance(value, property):
-            yield f"    property {name}"
-        elif inspect.isfunction(value):
-            yield f"    def {name}{_signature(value)}"
+        line = _member(name, value)
+        if line is not None:
+            yield line
 
 
 def render() -> str:
@@ -75,7 +84,9 @@ def render() -> str:
         lines.append(f"[{module_name}]")
         for name in sorted(module.__all__):
             obj = getattr(module, name)
-            if inspect.isclass(obj):
+            if inspect.iscoroutinefunction(obj):
+                lines.append(f"async def {name}{_signature(obj)}")
+            elif inspect.isclass(obj):
                 lines.append(f"class {name}")
                 lines.extend(_members(obj))
             elif callable(obj):

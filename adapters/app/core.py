@@ -131,19 +131,28 @@ def publish(waker: Waker | None, wakes: Iterable[Wake]) -> list[str]:
         try:
             waker.wake(watcher, reason)
         except Exception as exc:  # noqa: BLE001 - a failing waker never undoes a committed record
-            logger.warning(
-                "sessionwatch: wake failed (watcher=%r reason=%s error=%s)",
-                watcher,
-                reason,
-                type(exc).__name__,
-                extra={"watcher": watcher, "reason": reason, "error": type(exc).__name__},
-            )
+            log_wake_failure(watcher, reason, exc)
         else:
             woken.append(watcher)
     return woken
 
 
+def log_wake_failure(watcher: str, reason: str, exc: BaseException) -> None:
+    """One line for a waker that failed (the watcher, the reason, the error class)."""
+    logger.warning(
+        "sessionwatch: wake failed (watcher=%r reason=%s error=%s)",
+        watcher,
+        reason,
+        type(exc).__name__,
+        extra={"watcher": watcher, "reason": reason, "error": type(exc).__name__},
+    )
+
+
+def wakes_from_elsewhere(watcher: str, target_key: str) -> list[Wake]:
+    """The wake owed here for a notice another process opened (none for a subagent watcher)."""
+    return [] if is_subagent_key(watcher) else [(watcher, wake_reason(target_key))]
+
+
 def wake_from_elsewhere(core: Core, watcher: str, target_key: str) -> None:
     """Another process opened this notice (a shared store): wake its watcher here too, unless a subagent."""
-    if not is_subagent_key(watcher):
-        publish(core.waker, [(watcher, wake_reason(target_key))])
+    publish(core.waker, wakes_from_elsewhere(watcher, target_key))

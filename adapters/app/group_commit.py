@@ -7,7 +7,7 @@ returns before the transaction holding its write has committed, so a returned re
 visible to the caller's next read (read-your-writes), exactly as with a transaction of its own.
 
 If any write of a shared transaction fails, the transaction rolls back and each of its writes runs
-again alone, so a failure reaches only the caller whose write failed.
+again alone (`together.run_together`), so a failure reaches only the caller whose write failed.
 
 A leader lets the writers of its last batch queue again before the next one (`_gather`), and runs
 a few batches in a row while writers keep coming (`BATCHES_LED`), so one commit serves them all.
@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+from sessionwatch.adapters.app.together import Outcome, run_together
 from sessionwatch.adapters.stores.port import SignalStore, WriteTransaction
 
 T = TypeVar("T")
@@ -124,19 +125,16 @@ class GroupCommit:
             self._leading = False
 
     def _execute(self, batch: list[_Write[object]]) -> None:
+        def settle(index: int, outcome: Outcome) -> None:
+            committed, value = outcome
+            if committed:
+                batch[index].value = value
+            else:
+                batch[index].error = value
+
         try:
-            try:
-                with self._store.write() as tx:
-                    values = [write.work(tx) for write in batch]
-            except Exception as exc:  # noqa: BLE001 - whose write failed is found by running each alone
-                if len(batch) == 1:
-                    batch[0].error = exc
-                    return
-                self._one_by_one(batch)
-                return
-            for write, value in zip(batch, values, strict=True):
-                write.value = value
-        except BaseException as exc:  # an interrupt: nobody's write is known to have committed
+            run_together(self._store, [write.work for write in batch], settle)
+        except BaseException as exc:  # an interrupt: nobody's unsettled write is known to have committed
             for write in batch:
                 if write.value is None and write.error is None:
                     write.error = exc
@@ -145,12 +143,3 @@ class GroupCommit:
             for write in batch:
                 if not write.leads:
                     _wake(write)
-
-    def _one_by_one(self, batch: list[_Write[object]]) -> None:
-        """After a shared transaction failed: each write in its own, so each caller gets its own outcome."""
-        for write in batch:
-            try:
-                with self._store.write() as tx:
-                    write.value = write.work(tx)
-            except Exception as exc:  # noqa: BLE001 - handed to the caller whose write it was
-                write.error = exc

@@ -58,11 +58,23 @@ class SignalInput(BaseModel):
 
 
 class Scheduler(Protocol):
-    """What runs a `Work` (the caller's thread, a writer thread)."""
+    """What runs a `Work` on the caller's thread."""
 
     def run(self, work: Work[Any, R]) -> R:
         """Run the work and what it owes after its commit; its result."""
         ...
+
+
+class AsyncScheduler(Protocol):
+    """What runs a `Work` for a coroutine."""
+
+    async def run(self, work: Work[Any, R]) -> R:
+        """Run the work and what it owes after its commit; its result."""
+        ...
+
+
+ProducerAttempt = Callable[[], "Work[Any, Signal | None] | Work[Any, Signal] | None"]
+"""A producer's use case: its checked work, or None when there is nothing to record."""
 
 
 # ------------------------------------------------------------------------------- inside a write
@@ -206,26 +218,40 @@ def record_many(core: Core, inputs: Iterable[SignalInput]) -> Work[Any, list[Sig
 
 
 def best_effort(
-    scheduler: Scheduler,
-    key: object,
-    kind: SignalKind,
-    attempt: Callable[[], Work[Any, Signal | None] | Work[Any, Signal] | None],
+    scheduler: Scheduler, key: object, kind: SignalKind, attempt: ProducerAttempt
 ) -> Signal | None:
     """Build and run a producer's work; any failure is logged once (key, kind, error class): None."""
     try:
         work = attempt()
         return None if work is None else scheduler.run(cast("Work[Any, Signal | None]", work))
     except Exception as exc:  # noqa: BLE001 - recording must never fail the host's action
-        reason = exc.field if isinstance(exc, InvalidSignal) else type(exc).__name__
-        shown = bounded(key)  # a malformed key can be any size: the log line stays one short line
-        logger.warning(
-            "sessionwatch: signal not recorded (session_key=%r kind=%s reason=%s)",
-            shown,
-            kind.value,
-            reason,
-            extra={"session_key": shown, "signal_kind": kind.value, "reason": reason},
-        )
+        log_not_recorded(key, kind, exc)
         return None
+
+
+async def best_effort_async(
+    scheduler: AsyncScheduler, key: object, kind: SignalKind, attempt: ProducerAttempt
+) -> Signal | None:
+    """`best_effort` for the event-loop scheduler."""
+    try:
+        work = attempt()
+        return None if work is None else await scheduler.run(cast("Work[Any, Signal | None]", work))
+    except Exception as exc:  # noqa: BLE001 - recording must never fail the host's action
+        log_not_recorded(key, kind, exc)
+        return None
+
+
+def log_not_recorded(key: object, kind: SignalKind, exc: Exception) -> None:
+    """One line for a producer that recorded nothing: the key (bounded), the kind, the field or error."""
+    reason = exc.field if isinstance(exc, InvalidSignal) else type(exc).__name__
+    shown = bounded(key)  # a malformed key can be any size: the log line stays one short line
+    logger.warning(
+        "sessionwatch: signal not recorded (session_key=%r kind=%s reason=%s)",
+        shown,
+        kind.value,
+        reason,
+        extra={"session_key": shown, "signal_kind": kind.value, "reason": reason},
+    )
 
 
 def human_message(

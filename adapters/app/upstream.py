@@ -382,6 +382,18 @@ def tick(
     return UpstreamPass(core, scheduler, dict(providers), transcripts, gate or PublishGate()).run()
 
 
+def monitor_timing(interval: object, initial_delay: object) -> tuple[float, float]:
+    """A monitor's interval and first delay in seconds, else `InvalidQuery` naming the bad one."""
+    for name, value in (("interval", interval), ("initial_delay", initial_delay)):
+        if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+            raise InvalidQuery(name, "must be a finite number of seconds")
+    assert isinstance(interval, int | float)  # noqa: S101 - checked above, for the type checker
+    assert isinstance(initial_delay, int | float)  # noqa: S101
+    if interval <= 0 or initial_delay < 0:
+        raise InvalidQuery("interval", "must be positive (and initial_delay not negative)")
+    return float(interval), float(initial_delay)
+
+
 def start_monitor(
     core: Core,
     scheduler: Scheduler,
@@ -395,17 +407,11 @@ def start_monitor(
 
     `stop()` on the handle (or closing the store) ends it; nothing is published afterwards.
     """
-    for name, value in (("interval", interval), ("initial_delay", initial_delay)):
-        if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
-            raise InvalidQuery(name, "must be a finite number of seconds")
-    assert isinstance(interval, int | float)  # noqa: S101 - checked above, for the type checker
-    assert isinstance(initial_delay, int | float)  # noqa: S101
-    if interval <= 0 or initial_delay < 0:
-        raise InvalidQuery("interval", "must be positive (and initial_delay not negative)")
+    every, first = monitor_timing(interval, initial_delay)
     chosen = dict(providers)
     handle = MonitorHandle(
         lambda gate: tick(core, scheduler, chosen, transcripts=transcripts, gate=gate),
-        interval=float(interval),
-        initial_delay=float(initial_delay),
+        interval=every,
+        initial_delay=first,
     )
     return core.monitors.add(handle).start()

@@ -320,6 +320,7 @@ def test_an_allowed_arrow_is_not_reported(module: Module, source: str) -> None:
 ROOT_MODULES = [
     Module("root", REPO / "__init__.py", PACKAGE),
     Module("root", REPO / "__main__.py", f"{PACKAGE}.__main__"),
+    Module("root", REPO / "aio.py", f"{PACKAGE}.aio"),
     *layer_modules("testing"),  # the test kit: a package beside the layers, not a layer
 ]
 

@@ -1,4 +1,4 @@
-"""The names `import sessionwatch` and `sessionwatch.testing` export, and their signatures, are a contract.
+"""The names `sessionwatch`, `sessionwatch.aio` and `sessionwatch.testing` export are a contract.
 
 A change shows as a diff against `public_surface.txt`; an intended one is recorded by
 `python tests/public_surface.py --write` (and, for a rename, an ADR).

@@ -21,7 +21,7 @@ LAYERS = ("domain", "projections", "adapters")
 KIT = "testing"
 """The test kit for embedders, `sessionwatch.testing`: a package beside the layers."""
 PACKAGES = (*LAYERS, KIT)
-ROOT_FILES = frozenset({"__init__.py", "__main__.py", "py.typed"})
+ROOT_FILES = frozenset({"__init__.py", "__main__.py", "aio.py", "py.typed"})
 """What the repository root contributes to the package: the package's own files, nothing else."""
 
 BUILD_TIMEOUT = 180

@@ -53,6 +53,8 @@ from sessionwatch.domain.keys import SessionIdentity, agent_id_of
 from sessionwatch.domain.signals import MAX_TURNS
 from sessionwatch.testing import signal_inputs, signal_kinds
 
+pytestmark = pytest.mark.usefixtures("through_each_facade")  # every case through both façades
+
 MANAGER = "agent:main:main"
 CHILD = "agent:main:subagent:child"
 OPS = "agent:ops:main"

@@ -4,7 +4,7 @@ The machine is the packaged one hosts run (`sessionwatch.testing.SessionWatchMac
 it keeps its own model of `(L, N, M)` per (watcher, target identity) pair, written from the SPEC
 rules and never from the domain functions, and compares the store with it after every step. Here
 it runs on memory (its default `open_watch`; a restart sweeps), SQLite and PostgreSQL (a restart
-reopens the store).
+reopens the store), each through the sync and the async façade.
 """
 
 from __future__ import annotations
@@ -73,5 +73,6 @@ class PostgresMachine(StoreMachine):
         pytest.param(PostgresMachine, id="postgres", marks=needs_postgres),
     ],
 )
+@pytest.mark.usefixtures("through_each_facade")
 def test_notice_machine_matches_the_spec_model(machine: type[SessionWatchMachine]) -> None:
     run_state_machine_as_test(machine, settings=MACHINE_SETTINGS)

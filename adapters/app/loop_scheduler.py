@@ -1,0 +1,184 @@
+"""The event-loop scheduler: a use case's `Work` for coroutines, run on the store's writer thread.
+
+Writes go to the writer thread, which commits together what many coroutines submitted; a caller's
+coroutine resumes only once its own write is durable. What follows the commit runs on the loop:
+the result, the wakes (an async waker as a task on the loop, a sync one on a thread of its own,
+never awaited by the write that opened the notice), and a prune when one is due. Reads run on a
+small pool of threads: no store call ever runs on the loop's thread.
+
+A write submitted is not taken back: cancelling the coroutine that awaits it leaves the write to
+commit or fail as a whole, and its wakes are still published. A write not yet submitted (a
+coroutine cancelled before it ran) is never written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+from collections.abc import Callable, Coroutine, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Final, ParamSpec, TypeVar
+
+from sessionwatch.adapters.app import maintenance
+from sessionwatch.adapters.app.core import Core, Done, Wake, Work, log_wake_failure, logger, publish
+from sessionwatch.adapters.app.together import Outcome
+from sessionwatch.adapters.app.writer import WriterThread
+from sessionwatch.adapters.stores.port import StoreError
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+READER_THREADS: Final = 4
+"""Threads answering reads for one store (SQLite reads run in parallel on WAL readers)."""
+
+
+def is_async_waker(waker: object) -> bool:
+    """Whether the waker's `wake` is a coroutine function (`async def wake(...)`)."""
+    return inspect.iscoroutinefunction(getattr(waker, "wake", None))
+
+
+class LoopScheduler:
+    """Runs the core's work for one event loop: writes on the writer thread, reads on reader threads."""
+
+    def __init__(self, core: Core, loop: asyncio.AbstractEventLoop) -> None:
+        self._core = core
+        self._loop = loop
+        self.writer = WriterThread(core.store)
+        self._readers = ThreadPoolExecutor(READER_THREADS, thread_name_prefix="sessionwatch-reader")
+        self._wakes = ThreadPoolExecutor(1, thread_name_prefix="sessionwatch-waker")  # sync wakers, in order
+        self._async_waker = is_async_waker(core.waker)
+        self._tasks: set[asyncio.Future[Any]] = set()  # wakes and prunes in flight
+        self.closed = False
+
+    # ------------------------------------------------------------------------------- writes
+
+    async def run(self, work: Work[Any, R]) -> R:
+        """Run `work` on the writer thread; its result once it committed (its wakes published after)."""
+        value, _ = await self._submit(work, await_wakes=False)
+        return value
+
+    async def run_woken(self, work: Work[Any, R]) -> tuple[R, list[str]]:
+        """`run`, and the watchers its wakes reached (awaited before returning)."""
+        return await self._submit(work, await_wakes=True)
+
+    async def settle(self, step: Work[Any, R] | R) -> R:
+        """Run a use case's answer when it is work; an answer it gave without writing, as it is."""
+        return await self.run(step) if isinstance(step, Work) else step
+
+    def _submit(self, work: Work[Any, R], *, await_wakes: bool) -> asyncio.Future[tuple[R, list[str]]]:
+        self._check_open()
+        answer: asyncio.Future[tuple[R, list[str]]] = self._loop.create_future()
+
+        def committed(outcome: Outcome) -> None:  # on the writer thread
+            self._loop.call_soon_threadsafe(self._finish, work, outcome, answer, await_wakes)
+
+        self.writer.submit(work.run, committed)  # submitted now: a later cancellation cannot take it back
+        return answer
+
+    def _finish(
+        self,
+        work: Work[Any, R],
+        outcome: Outcome,
+        answer: asyncio.Future[tuple[R, list[str]]],
+        await_wakes: bool,
+    ) -> None:
+        """On the loop, after the commit: the result, the wakes, a due prune (even if nobody waits now)."""
+        ok, value = outcome
+        if not ok:
+            if not answer.done():
+                answer.set_exception(value)
+            return
+        try:
+            result: Done[R] = work.finish(value)
+        except Exception as exc:  # noqa: BLE001 - the caller's own error, as the sync scheduler gives it
+            if not answer.done():
+                answer.set_exception(exc)
+            return
+        if result.recorded:
+            self._track(self._prune_if_due())
+        if not await_wakes:
+            self.publish_in_background(result.wakes)
+            if not answer.done():
+                answer.set_result((result.value, []))
+            return
+
+        def woken(wakes: asyncio.Future[list[str]]) -> None:
+            if not answer.done():
+                answer.set_result((result.value, wakes.result()))
+
+        self._track(self._publish(result.wakes)).add_done_callback(woken)
+
+    async def _prune_if_due(self) -> None:
+        try:
+            due = await self.read(maintenance.prune_if_due, self._core)  # the throttle may read the store
+            if due is not None:
+                await self.run(due)
+        except Exception as exc:  # noqa: BLE001 - the record is committed; pruning retries next time
+            logger.warning("sessionwatch: prune failed (error=%s)", type(exc).__name__)
+
+    # ------------------------------------------------------------------------------- wakes
+
+    def publish_in_background(self, wakes: Iterable[Wake]) -> None:
+        """Publish wakes without waiting for them (on the loop's thread)."""
+        wakes = list(wakes)
+        if wakes and self._core.waker is not None:
+            self._track(self._publish(wakes))
+
+    def _publish(self, wakes: Iterable[Wake]) -> asyncio.Future[list[str]]:
+        waker, wakes = self._core.waker, list(wakes)
+        if waker is None or not wakes:
+            done: asyncio.Future[list[str]] = self._loop.create_future()
+            done.set_result([])
+            return done
+        if self._async_waker:
+            return self._loop.create_task(self._publish_async(wakes))
+        return asyncio.wrap_future(self._wakes.submit(publish, waker, wakes), loop=self._loop)
+
+    async def _publish_async(self, wakes: list[Wake]) -> list[str]:
+        woken: list[str] = []
+        wake: Callable[[str, str], Coroutine[Any, Any, None]] = self._core.waker.wake  # type: ignore[union-attr,assignment]
+        for watcher, reason in dict.fromkeys(wakes):
+            try:
+                await wake(watcher, reason)
+            except Exception as exc:  # noqa: BLE001 - a failing waker never undoes a committed record
+                log_wake_failure(watcher, reason, exc)
+            else:
+                woken.append(watcher)
+        return woken
+
+    async def idle(self) -> None:
+        """Wait until no wake or prune started by an earlier write is still running."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    def _track(self, future: Coroutine[Any, Any, R] | asyncio.Future[R]) -> asyncio.Future[R]:
+        """Keep a background task alive until it is done (the loop keeps only weak references)."""
+        task = asyncio.ensure_future(future, loop=self._loop)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # ------------------------------------------------------------------------------- reads
+
+    async def read(self, query: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> R:
+        """Answer a read on a reader thread."""
+        self._check_open()
+        return await self._loop.run_in_executor(self._readers, functools.partial(query, *args, **kwargs))
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise StoreError("the store is closed")
+
+    # ---------------------------------------------------------------------------- shutdown
+
+    async def aclose(self) -> None:
+        """Let wakes and prunes in flight finish, then queued writes; stop the threads; close the store."""
+        if self.closed:
+            return
+        await self.idle()
+        self.closed = True
+        await self._loop.run_in_executor(self._readers, self.writer.close)
+        await self._loop.run_in_executor(self._readers, self._core.store.close)
+        await asyncio.to_thread(self._readers.shutdown)  # joins them, off the loop
+        await asyncio.to_thread(self._wakes.shutdown)

@@ -1,0 +1,47 @@
+"""Writes run together: one transaction for many writes, and each caller's own outcome if it fails.
+
+Both schedulers of the application core use it: group commit on the callers' threads, and the
+writer thread under an event loop. If the shared transaction fails, it rolls back and each write
+runs again alone, so a failure reaches only the write that failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sessionwatch.adapters.stores.port import SignalStore, WriteTransaction
+
+Outcome = tuple[bool, Any]
+"""(True, value) when the write committed, (False, exception) when it did not."""
+
+Settle = Callable[[int, Outcome], None]
+"""`settle(index, outcome)`: the outcome of the write at `index`, once known."""
+
+Write = Callable[[WriteTransaction], Any]
+"""One caller's write: a function of the write transaction."""
+
+
+def run_together(store: SignalStore, works: Sequence[Write], settle: Settle) -> None:
+    """Run `works` in one write transaction, else each alone; settle each once its outcome is known.
+
+    An interrupt (`BaseException`) propagates; the writes it left unsettled are the caller's to fail.
+    """
+    try:
+        with store.write() as tx:
+            values = [work(tx) for work in works]
+    except Exception as exc:  # noqa: BLE001 - whose write failed is found by running each alone
+        if len(works) == 1:
+            settle(0, (False, exc))
+            return
+        for index, work in enumerate(works):
+            try:
+                with store.write() as tx:
+                    value = work(tx)
+            except Exception as alone:  # noqa: BLE001 - handed to the caller whose write it was
+                settle(index, (False, alone))
+            else:
+                settle(index, (True, value))
+        return
+    for index, value in enumerate(values):
+        settle(index, (True, value))

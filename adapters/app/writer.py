@@ -1,0 +1,96 @@
+"""The writer thread: every write of one store runs on one thread; writes queued together share a transaction.
+
+A caller submits a write (a function of the write transaction) and a callback; the thread takes
+everything queued, runs it in one transaction and commits once, then calls each callback with its
+own outcome, from the writer thread. If the shared transaction fails, each of its writes runs again
+alone, so a failure reaches only the caller whose write failed. A write is never run after it was
+submitted and the writer closed: it gets `StoreError("the store is closed")`.
+
+The thread is a daemon: a host that never closes the store still exits. `close()` finishes what
+was queued before it, then stops and joins the thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Final
+
+from sessionwatch.adapters.app.together import Outcome, Write, run_together
+from sessionwatch.adapters.stores.port import SignalStore, StoreError
+
+logger = logging.getLogger("sessionwatch")
+
+Done = Callable[[Outcome], None]
+
+BATCH_LIMIT: Final = 512
+"""The most writes one transaction carries."""
+
+
+class WriterThread:
+    """Runs submitted writes on one daemon thread, batching what queued together (thread-safe)."""
+
+    def __init__(self, store: SignalStore, *, name: str = "sessionwatch-writer") -> None:
+        self._store = store
+        self._queue: deque[tuple[Write, Done]] = deque()
+        self._ready = threading.Condition()
+        self._closing = False
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._thread.start()
+
+    @property
+    def ident(self) -> int | None:
+        """The writer thread's id (tests check that no store call runs elsewhere)."""
+        return self._thread.ident
+
+    def submit(self, work: Write, done: Done) -> None:
+        """Queue `work`; `done(outcome)` is called once, on the writer thread, when it committed or failed."""
+        with self._ready:
+            if self._closing:
+                raise StoreError("the store is closed")
+            self._queue.append((work, done))
+            self._ready.notify()
+
+    def close(self, timeout: float | None = None) -> bool:
+        """Finish the writes queued so far, then stop; True when the thread has ended."""
+        with self._ready:
+            self._closing = True
+            self._ready.notify()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def _serve(self) -> None:
+        while True:
+            with self._ready:
+                while not self._queue and not self._closing:
+                    self._ready.wait()
+                if not self._queue:  # closing, and nothing left
+                    return
+                batch = [self._queue.popleft() for _ in range(min(len(self._queue), BATCH_LIMIT))]
+            self._execute(batch)
+
+    def _execute(self, batch: list[tuple[Write, Done]]) -> None:
+        settled: set[int] = set()
+
+        def settle(index: int, outcome: Outcome) -> None:
+            settled.add(index)
+            _call(batch[index][1], outcome)
+
+        try:
+            run_together(self._store, [work for work, _ in batch], settle)
+        except BaseException as exc:  # an interrupt: nobody's unsettled write is known to have committed
+            for index, (_, done) in enumerate(batch):
+                if index not in settled:
+                    _call(done, (False, exc))
+            raise
+
+
+def _call(done: Done, outcome: Outcome) -> None:
+    """Hand a write its outcome; a failing callback is logged and stops nothing else."""
+    try:
+        done(outcome)
+    except Exception as exc:  # noqa: BLE001 - one caller's callback must not stop the writer
+        logger.warning("sessionwatch: a write's completion failed (error=%s)", type(exc).__name__)

@@ -1,0 +1,636 @@
+"""`AsyncSessionWatch`, the asyncio façade, and `open()`: every capability of `SessionWatch` as coroutines.
+
+The same use cases as the sync façade (`adapters/app/`), handed to the event-loop scheduler: writes
+run on the store's writer thread, which commits together what concurrent coroutines submitted, and
+each coroutine resumes once its own write is durable; reads run on reader threads. No store call
+runs on the loop's thread. Producers stay best effort. A write already submitted is not undone by
+cancelling its coroutine; `aclose()` (or leaving `async with`) finishes the queued writes and stops
+every thread this façade started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, Self, TypeVar
+
+from pydantic import JsonValue
+
+from sessionwatch.adapters.app import maintenance, notices, queries, recording, registry, upstream
+from sessionwatch.adapters.app.clock import SystemClock
+from sessionwatch.adapters.app.core import Core, Work, wakes_from_elsewhere
+from sessionwatch.adapters.app.loop_scheduler import LoopScheduler
+from sessionwatch.adapters.app.recording import SignalInput
+from sessionwatch.adapters.app.reports import (
+    AuditReport,
+    PruneReport,
+    RunOutcome,
+    RunRecord,
+    SweepReport,
+    TickReport,
+)
+from sessionwatch.adapters.app.upstream import Outcome
+from sessionwatch.adapters.stores.factory import open_store
+from sessionwatch.adapters.stores.port import CrossProcessWakes, SignalStore
+from sessionwatch.adapters.upstream.aio_monitor import AsyncMonitorHandle
+from sessionwatch.adapters.upstream.monitor import PublishGate
+from sessionwatch.domain.ports import Clock, Transcripts, UpstreamProvider, Waker
+from sessionwatch.domain.retention import Retention
+from sessionwatch.domain.session import SessionState
+from sessionwatch.domain.signals import Actor, SignalKind
+from sessionwatch.domain.upstream import (
+    AdvanceOnly,
+    RecordActivity,
+    RecordMissing,
+    UpstreamActivity,
+    UpstreamLinkState,
+    UpstreamMissing,
+    UpstreamProbe,
+)
+from sessionwatch.projections.models import (
+    Cursor,
+    Notice,
+    RegistryEntry,
+    SessionEntry,
+    SessionRow,
+    SessionStatus,
+    Signal,
+    UpstreamLink,
+)
+from sessionwatch.projections.read_model import ReadModel
+
+__all__ = ["AsyncMonitorHandle", "AsyncSessionWatch", "open"]
+
+R = TypeVar("R")
+
+
+class AsyncSessionWatch:
+    """Session state awareness over one store, for the coroutines of one event loop.
+
+    Build it with `await sessionwatch.aio.open(...)`; close it with `await watch.aclose()` or
+    `async with`. The waker may be sync (`wake(...)`, called off the loop) or async
+    (`async def wake(...)`, a task on the loop); a write never awaits its wakes.
+    """
+
+    def __init__(
+        self,
+        store: SignalStore,
+        *,
+        clock: Clock | None = None,
+        waker: Waker | None = None,
+        retention: Retention | None = None,
+        cross_process_wakes: bool = True,
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        self._core = Core.build(
+            store, clock=clock or SystemClock(), waker=waker, retention=retention or Retention()
+        )
+        self._scheduler = LoopScheduler(self._core, loop)
+        self._loop = loop
+        self._monitors: list[AsyncMonitorHandle] = []
+        self.startup_sweep: SweepReport | None = None
+        """What the sweep run by `open()` did (None when `sweep_on_open=False`)."""
+        self.active_runs = self._core.active_runs
+        self.run_ledger = self._core.run_ledger
+        self.upstream_streaks = self._core.upstream_streaks
+        if waker is not None and cross_process_wakes and isinstance(store, CrossProcessWakes):
+            store.listen_for_wakes(self._wake_from_elsewhere)
+
+    def _wake_from_elsewhere(self, watcher: str, target_key: str) -> None:
+        """On the listener thread: another process opened this notice; wake its watcher from the loop."""
+        wakes = wakes_from_elsewhere(watcher, target_key)
+        self._loop.call_soon_threadsafe(self._scheduler.publish_in_background, wakes)
+
+    # ------------------------------------------------------------------------------- lifecycle
+
+    async def aclose(self) -> None:
+        """Stop the monitors started here, finish the queued writes, stop every thread, release the store."""
+        for monitor in self._monitors:
+            await monitor.stop()
+        self._monitors.clear()
+        await self._scheduler.aclose()
+
+    async def settled(self) -> None:
+        """Wait until the wakes and prunes that earlier writes left running in the background are done."""
+        await self._scheduler.idle()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    @property
+    def retention(self) -> Retention:
+        """The retention policy in force."""
+        return self._core.retention
+
+    @property
+    def store(self) -> SignalStore:
+        """The underlying store (for audits and tests; its calls block: use them off the loop)."""
+        return self._core.store
+
+    @property
+    def clock(self) -> Clock:
+        """The clock every timestamp of this instance comes from."""
+        return self._core.clock
+
+    @property
+    def writer_thread(self) -> int | None:
+        """The id of the thread every write of this instance runs on."""
+        return self._scheduler.writer.ident
+
+    async def _pass(
+        self, providers: Mapping[str, UpstreamProvider], transcripts: Transcripts | None, gate: PublishGate
+    ) -> TickReport:
+        """One upstream pass on a reader thread; async providers and transcripts answer from the loop."""
+        bridge = _Bridge(self._scheduler, self._loop)
+        blocking = {catalog: _BlockingProvider(p, self._loop) for catalog, p in providers.items()}
+        reader = _BlockingTranscripts(transcripts, self._loop) if transcripts is not None else None
+        return await self._scheduler.read(
+            upstream.tick, self._core, bridge, blocking, transcripts=reader, gate=gate
+        )
+
+    # -------------------------------------------------------------------------------- sessions
+
+    async def upsert_session(
+        self,
+        key: str,
+        *,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        spawned_by: str | None = None,
+        parent_session_key: str | None = None,
+        kind: str | None = None,
+    ) -> SessionEntry:
+        """Register a session or update its registry fields; None keeps a value (a new one is `main`)."""
+        return await self._scheduler.run(
+            registry.upsert_session(
+                self._core,
+                key,
+                agent_id=agent_id,
+                session_id=session_id,
+                spawned_by=spawned_by,
+                parent_session_key=parent_session_key,
+                kind=kind,
+            )
+        )
+
+    async def reset_session(self, key: str, *, agent_id: str | None = None) -> None:
+        """Reset a session: the cursors it holds as watcher go, its history stays."""
+        await self._scheduler.run(registry.reset_session(self._core, key, agent_id=agent_id))
+
+    async def delete_session(self, key: str, *, agent_id: str | None = None) -> None:
+        """Delete one identity: its signals, its head and every cursor it holds or is the target of."""
+        await self._scheduler.run(registry.delete_session(self._core, key, agent_id=agent_id))
+
+    async def update_session(
+        self, key: str, *, agent_id: str | None = None, **fields: object
+    ) -> RegistryEntry:
+        """Set registry fields of a session, registering it first if it is unknown."""
+        return await self._scheduler.run(
+            registry.update_session(self._core, key, agent_id=agent_id, **fields)
+        )
+
+    async def registry_entry(self, key: str, *, agent_id: str | None = None) -> RegistryEntry | None:
+        """A known session's registry entry, or None."""
+        return await self._scheduler.read(registry.registry_entry, self._core, key, agent_id=agent_id)
+
+    async def registry_entries(self) -> list[RegistryEntry]:
+        """Every known session's registry entry, ordered by key and agent id."""
+        return await self._scheduler.read(registry.registry_entries, self._core)
+
+    async def run_started(
+        self,
+        key: str,
+        run_id: str,
+        *,
+        agent_id: str | None = None,
+        requester_key: str | None = None,
+        label: str | None = None,
+        mode: str | None = None,
+    ) -> None:
+        """A run of the session began: the upstream monitor leaves its link alone until it ends."""
+        registry.run_started(
+            self._core, key, run_id, agent_id=agent_id, requester_key=requester_key, label=label, mode=mode
+        )
+
+    async def run_ended(
+        self, key: str, run_id: str, *, agent_id: str | None = None, outcome: RunOutcome | None = None
+    ) -> None:
+        """A run of the session ended (`ok`, `error`, `timeout`, `cancelled`; None when unknown)."""
+        registry.run_ended(self._core, key, run_id, agent_id=agent_id, outcome=outcome)
+
+    async def runs(self) -> list[RunRecord]:
+        """The runs this process heard of: active ones and those ended within a day, newest first."""
+        return registry.runs(self._core)
+
+    # ---------------------------------------------------------------------------------- strict
+
+    async def record(
+        self,
+        key: str,
+        *,
+        kind: SignalKind | str,
+        actor: Actor,
+        summary: str,
+        payload: dict[str, object] | None = None,
+        run_id: str | None = None,
+        occurred_at: datetime | float | None = None,
+        dedupe_key: str | None = None,
+        agent_id: str | None = None,
+        watchers: Sequence[str] = (),
+    ) -> Signal:
+        """Record one signal with its reactions; a duplicate dedupe key returns the existing signal."""
+        return await self._scheduler.run(
+            recording.record(
+                recording.draft(
+                    self._core,
+                    session_key=key,
+                    kind=kind,
+                    actor=actor,
+                    summary=summary,
+                    payload=payload,
+                    run_id=run_id,
+                    occurred_at=occurred_at,
+                    dedupe_key=dedupe_key,
+                    agent_id=agent_id,
+                    watchers=watchers,
+                )
+            )
+        )
+
+    async def record_many(self, inputs: Iterable[SignalInput]) -> list[Signal]:
+        """Record many signals in one transaction, all or none, at one instant of the clock."""
+        return await self._scheduler.settle(recording.record_many(self._core, inputs))
+
+    # ------------------------------------------------------------------------------- producers
+
+    async def record_human_message(
+        self,
+        key: str,
+        *,
+        channel: str | None,
+        actor: Actor | None = None,
+        run_id: str | None = None,
+        occurred_at: datetime | float | None = None,
+        dedupe_key: str | None = None,
+        agent_id: str | None = None,
+    ) -> Signal | None:
+        """A human turn straight into a session; agents, the system and unwatched sessions record nothing."""
+        return await recording.best_effort_async(
+            self._scheduler,
+            key,
+            SignalKind.HUMAN_DIRECT_MESSAGE,
+            lambda: recording.human_message(
+                self._core,
+                key,
+                channel=channel,
+                actor=actor,
+                run_id=run_id,
+                occurred_at=occurred_at,
+                dedupe_key=dedupe_key,
+                agent_id=agent_id,
+            ),
+        )
+
+    async def record_goal_changed(
+        self, key: str, *, summary: str, actor: Actor | None = None, agent_id: str | None = None
+    ) -> Signal | None:
+        """The session's goal was created, updated or cleared; always recorded."""
+        return await recording.best_effort_async(
+            self._scheduler,
+            key,
+            SignalKind.GOAL_CHANGED,
+            lambda: recording.goal_changed(self._core, key, summary=summary, actor=actor, agent_id=agent_id),
+        )
+
+    async def record_spawn(
+        self, *, requester_key: str, child_key: str, child_run_id: str, agent_id: str | None = None
+    ) -> Signal | None:
+        """A child was spawned: registered under its requester, whose cursor `child_spawned` seeds."""
+        return await recording.best_effort_async(
+            self._scheduler,
+            child_key,
+            SignalKind.CHILD_SPAWNED,
+            lambda: recording.spawn(
+                self._core,
+                requester_key=requester_key,
+                child_key=child_key,
+                child_run_id=child_run_id,
+                agent_id=agent_id,
+            ),
+        )
+
+    async def record_run_terminal(
+        self,
+        *,
+        child_key: str,
+        run_id: str,
+        requester_key: str,
+        outcome: Literal["ok", "error", "timeout", "cancelled"],
+        agent_id: str | None = None,
+    ) -> Signal | None:
+        """A child run ended: `ok` is `run_completed`, anything else `run_failed` with its outcome."""
+        return await recording.best_effort_async(
+            self._scheduler,
+            child_key,
+            recording.terminal_kind(outcome),
+            lambda: recording.run_terminal(
+                self._core,
+                child_key=child_key,
+                run_id=run_id,
+                requester_key=requester_key,
+                outcome=outcome,
+                agent_id=agent_id,
+            ),
+        )
+
+    async def record_compacted(
+        self,
+        key: str | None,
+        *,
+        operation_id: str,
+        session_id: str | None = None,
+        run_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> Signal | None:
+        """History was compacted; nothing is recorded without a session key."""
+        return await recording.best_effort_async(
+            self._scheduler,
+            key,
+            SignalKind.COMPACTED,
+            lambda: recording.compacted(
+                self._core,
+                key,
+                operation_id=operation_id,
+                session_id=session_id,
+                run_id=run_id,
+                agent_id=agent_id,
+            ),
+        )
+
+    async def record_adopted(self, key: str, *, agent_id: str | None = None) -> Signal | None:
+        """A session was adopted from an external catalog (log only)."""
+        return await recording.best_effort_async(
+            self._scheduler,
+            key,
+            SignalKind.ADOPTED,
+            lambda: recording.adopted(self._core, key, agent_id=agent_id),
+        )
+
+    # -------------------------------------------------------------------------------- watching
+
+    async def watch(self, watcher_key: str, target_key: str, *, target_agent_id: str | None = None) -> bool:
+        """Register an explicit watch at the target's current head; False (nothing written) when refused."""
+        return await self._scheduler.settle(
+            notices.watch(self._core, watcher_key, target_key, target_agent_id=target_agent_id)
+        )
+
+    async def unwatch(self, watcher_key: str, target_key: str, *, target_agent_id: str | None = None) -> bool:
+        """Stop watching; True when a cursor was removed."""
+        return await self._scheduler.run(
+            notices.unwatch(self._core, watcher_key, target_key, target_agent_id=target_agent_id)
+        )
+
+    async def cursor(
+        self, watcher_key: str, target_key: str, *, target_agent_id: str | None = None
+    ) -> Cursor | None:
+        """The watcher's cursor on the target, or None."""
+        return await self._scheduler.read(
+            notices.cursor, self._core, watcher_key, target_key, target_agent_id=target_agent_id
+        )
+
+    # --------------------------------------------------------------------------------- notices
+
+    async def pending_notices(self, watcher_key: str) -> list[Notice]:
+        """The watcher's pending notices, one per stale target, without acknowledging them."""
+        return await self._scheduler.read(notices.pending_notices, self._core, watcher_key)
+
+    async def drain(self, watcher_key: str) -> list[Notice]:
+        """Return the pending notices and acknowledge each (`L := N`; one follow-up where `M > N`)."""
+        return await self._scheduler.run(notices.drain(self._core, watcher_key))
+
+    async def acknowledge(self, watcher_key: str, targets: Iterable[str | Notice]) -> None:
+        """Two-phase alternative to `drain`: acknowledge the notices read with `pending_notices`."""
+        await self._scheduler.run(notices.acknowledge(self._core, watcher_key, targets))
+
+    async def sweep(self) -> SweepReport:
+        """Restart sweep: re-freeze and re-publish every open notice of an existing watcher, then prune."""
+        counts, woken = await self._scheduler.run_woken(maintenance.sweep(self._core))
+        return maintenance.sweep_report(counts, woken, prune=await self.prune(force=True))
+
+    # -------------------------------------------------------------------------------- retention
+
+    async def prune(self, *, force: bool = True) -> PruneReport:
+        """Prune history to the retention window and cap, in one transaction (without `force`: when due)."""
+        return await self._scheduler.settle(maintenance.prune(self._core, force=force))
+
+    # -------------------------------------------------------------------------------- upstream
+
+    async def link_upstream(
+        self,
+        key: str,
+        *,
+        catalog_id: str,
+        host_id: str,
+        thread_id: str,
+        upstream_kind: str,
+        upstream_ref: JsonValue,
+        marker: JsonValue,
+        agent_id: str | None = None,
+    ) -> UpstreamLink:
+        """Link an adopted session to its upstream; the session is registered if new."""
+        return await self._scheduler.run(
+            upstream.link_upstream(
+                self._core,
+                key,
+                catalog_id=catalog_id,
+                host_id=host_id,
+                thread_id=thread_id,
+                upstream_kind=upstream_kind,
+                upstream_ref=upstream_ref,
+                marker=marker,
+                agent_id=agent_id,
+            )
+        )
+
+    async def unlink_upstream(self, key: str, *, agent_id: str | None = None) -> UpstreamLink | None:
+        """Remove the session's upstream link; returns the link removed, None when there was none."""
+        return await self._scheduler.run(upstream.unlink_upstream(self._core, key, agent_id=agent_id))
+
+    async def upstream_link(self, key: str, *, agent_id: str | None = None) -> UpstreamLink | None:
+        """The session's active upstream link, or None."""
+        return await self._scheduler.read(upstream.upstream_link, self._core, key, agent_id=agent_id)
+
+    async def upstream_tick(
+        self, providers: Mapping[str, UpstreamProvider], *, transcripts: Transcripts | None = None
+    ) -> TickReport:
+        """One upstream monitor pass, off the loop; `providers` (sync or async) by catalog id."""
+        return await self._pass(providers, transcripts, PublishGate())
+
+    async def start_upstream_monitor(
+        self,
+        providers: Mapping[str, UpstreamProvider],
+        *,
+        transcripts: Transcripts | None = None,
+        interval: float = 60.0,
+        initial_delay: float = 15.0,
+    ) -> AsyncMonitorHandle:
+        """Run `upstream_tick` every `interval` seconds as a loop task (first after `initial_delay`)."""
+        every, first = upstream.monitor_timing(interval, initial_delay)
+        chosen = dict(providers)
+        handle = AsyncMonitorHandle(
+            lambda gate: self._pass(chosen, transcripts, gate), interval=every, initial_delay=first
+        )
+        self._monitors.append(handle)
+        return handle.start()
+
+    async def apply_upstream_verdict(
+        self,
+        link: UpstreamLinkState,
+        verdict: RecordActivity | AdvanceOnly | RecordMissing,
+        *,
+        session: SessionState,
+    ) -> tuple[Outcome, Signal | None]:
+        """Publish one monitor verdict in one transaction (the monitor's; hosts call `upstream_tick`)."""
+        return await self._scheduler.run(upstream.apply_verdict(self._core, link, verdict, session=session))
+
+    # -------------------------------------------------------------------------- reconciliation
+
+    async def session_status(
+        self, key: str, *, changes_since: int | None = None, limit: int = 200, agent_id: str | None = None
+    ) -> SessionStatus:
+        """The session's head and, with `changes_since`, the typed delta after it; never acknowledges."""
+        return await self._scheduler.read(
+            queries.session_status,
+            self._core,
+            key,
+            changes_since=changes_since,
+            limit=limit,
+            agent_id=agent_id,
+        )
+
+    async def status_as_of(
+        self,
+        key: str,
+        as_of: int,
+        *,
+        changes_since: int | None = None,
+        limit: int = 200,
+        agent_id: str | None = None,
+        archive: str | Path | None = None,
+    ) -> SessionStatus:
+        """`session_status` right after sequence `as_of` (before a watermark, from the prune `archive`)."""
+        return await self._scheduler.read(
+            queries.status_in_the_past,
+            self._core,
+            key,
+            as_of,
+            changes_since=changes_since,
+            limit=limit,
+            agent_id=agent_id,
+            archive=archive,
+        )
+
+    async def sessions_list(
+        self, *, agent_id: str | None = None, kinds: Sequence[str] | None = None
+    ) -> list[SessionRow]:
+        """Known sessions ordered by key, optionally filtered by agent id and session kinds."""
+        return await self._scheduler.read(queries.sessions_list, self._core, agent_id=agent_id, kinds=kinds)
+
+    # ------------------------------------------------------------------------------------ audit
+
+    async def rebuild_read_model(self) -> ReadModel:
+        """Replay the whole event store into fresh read models (what `audit` compares with)."""
+        return await self._scheduler.read(queries.rebuild_read_model, self._core)
+
+    async def audit(self, *, progress: Callable[[int], None] | None = None) -> AuditReport:
+        """Replay the event store from one snapshot, diff the rebuilt read models, check the invariants."""
+        return await self._scheduler.read(queries.audit, self._core, progress=progress)
+
+
+class _Bridge:
+    """The loop scheduler as a pass on a reader thread sees it: each write awaited from there."""
+
+    def __init__(self, scheduler: LoopScheduler, loop: asyncio.AbstractEventLoop) -> None:
+        self._scheduler = scheduler
+        self._loop = loop
+
+    def run(self, work: Work[Any, R]) -> R:
+        """Run `work` on the writer thread and wait for it (from a thread other than the loop's)."""
+        return asyncio.run_coroutine_threadsafe(self._scheduler.run(work), self._loop).result()
+
+
+def _answer(value: R | Awaitable[R], loop: asyncio.AbstractEventLoop) -> R:
+    """A port's answer, from a thread other than the loop's: awaited on the loop when it is awaitable."""
+    if asyncio.iscoroutine(value) or isinstance(value, asyncio.Future):
+
+        async def wait() -> R:
+            return await value  # type: ignore[no-any-return]
+
+        return asyncio.run_coroutine_threadsafe(wait(), loop).result()
+    return value  # type: ignore[return-value]
+
+
+class _BlockingProvider:
+    """A sync or async `UpstreamProvider`, called from the pass's thread."""
+
+    def __init__(self, provider: UpstreamProvider, loop: asyncio.AbstractEventLoop) -> None:
+        self._provider = provider
+        self._loop = loop
+
+    def check_upstream_activity(
+        self, probes: Sequence[UpstreamProbe]
+    ) -> Sequence[UpstreamActivity | UpstreamMissing]:
+        """The provider's answers (an async provider's, awaited on the loop)."""
+        return _answer(self._provider.check_upstream_activity(probes), self._loop)
+
+
+class _BlockingTranscripts:
+    """A sync or async `Transcripts` port, called from the pass's thread."""
+
+    def __init__(self, transcripts: Transcripts, loop: asyncio.AbstractEventLoop) -> None:
+        self._transcripts = transcripts
+        self._loop = loop
+
+    def recent_user_texts(self, session_key: str, agent_id: str, limit: int) -> Sequence[str]:
+        """The session's own recent texts (an async port's, awaited on the loop)."""
+        return _answer(self._transcripts.recent_user_texts(session_key, agent_id, limit), self._loop)
+
+
+async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
+    url: str | None = None,
+    *,
+    clock: Clock | None = None,
+    waker: Waker | None = None,
+    synchronous: Literal["normal", "full"] | None = None,
+    sweep_on_open: bool = True,
+    retention: Retention | None = None,
+    cross_process_wakes: bool = True,
+) -> AsyncSessionWatch:
+    """Open sessionwatch on the store `url` names, for the running loop (the store opens off the loop).
+
+    The same arguments as `sessionwatch.open()`; the restart sweep runs once unless `sweep_on_open=False`.
+    """
+    store = await asyncio.to_thread(functools.partial(open_store, url, synchronous=synchronous))
+    try:
+        watch = AsyncSessionWatch(
+            store, clock=clock, waker=waker, retention=retention, cross_process_wakes=cross_process_wakes
+        )
+    except BaseException:
+        await asyncio.to_thread(store.close)
+        raise
+    if sweep_on_open:
+        try:
+            watch.startup_sweep = await watch.sweep()
+        except BaseException:
+            await watch.aclose()
+            raise
+    return watch
