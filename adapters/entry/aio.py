@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self, TypeVar
+from typing import Literal, Self
 
 from pydantic import JsonValue
 
 from sessionwatch.adapters.app import maintenance, notices, queries, recording, registry, upstream
 from sessionwatch.adapters.app.clock import SystemClock
-from sessionwatch.adapters.app.core import Core, Work, wakes_from_elsewhere
+from sessionwatch.adapters.app.core import Core, wakes_from_elsewhere
 from sessionwatch.adapters.app.loop_scheduler import LoopScheduler
 from sessionwatch.adapters.app.recording import SignalInput
 from sessionwatch.adapters.app.reports import (
@@ -36,6 +36,7 @@ from sessionwatch.adapters.app.reports import (
 from sessionwatch.adapters.app.upstream import Outcome
 from sessionwatch.adapters.stores.factory import open_store
 from sessionwatch.adapters.stores.port import CrossProcessWakes, SignalStore
+from sessionwatch.adapters.upstream.aio_bridge import BlockingProvider, BlockingTranscripts, LoopBridge
 from sessionwatch.adapters.upstream.aio_monitor import AsyncMonitorHandle
 from sessionwatch.adapters.upstream.monitor import PublishGate
 from sessionwatch.domain.ports import Clock, Transcripts, UpstreamProvider, Waker
@@ -46,10 +47,7 @@ from sessionwatch.domain.upstream import (
     AdvanceOnly,
     RecordActivity,
     RecordMissing,
-    UpstreamActivity,
     UpstreamLinkState,
-    UpstreamMissing,
-    UpstreamProbe,
 )
 from sessionwatch.projections.models import (
     Cursor,
@@ -64,8 +62,6 @@ from sessionwatch.projections.models import (
 from sessionwatch.projections.read_model import ReadModel
 
 __all__ = ["AsyncMonitorHandle", "AsyncSessionWatch", "open"]
-
-R = TypeVar("R")
 
 
 class AsyncSessionWatch:
@@ -150,9 +146,9 @@ class AsyncSessionWatch:
         self, providers: Mapping[str, UpstreamProvider], transcripts: Transcripts | None, gate: PublishGate
     ) -> TickReport:
         """One upstream pass on a reader thread; async providers and transcripts answer from the loop."""
-        bridge = _Bridge(self._scheduler, self._loop)
-        blocking = {catalog: _BlockingProvider(p, self._loop) for catalog, p in providers.items()}
-        reader = _BlockingTranscripts(transcripts, self._loop) if transcripts is not None else None
+        bridge = LoopBridge(self._scheduler, self._loop)
+        blocking = {catalog: BlockingProvider(p, self._loop) for catalog, p in providers.items()}
+        reader = BlockingTranscripts(transcripts, self._loop) if transcripts is not None else None
         return await self._scheduler.read(
             upstream.tick, self._core, bridge, blocking, transcripts=reader, gate=gate
         )
@@ -554,55 +550,6 @@ class AsyncSessionWatch:
     async def audit(self, *, progress: Callable[[int], None] | None = None) -> AuditReport:
         """Replay the event store from one snapshot, diff the rebuilt read models, check the invariants."""
         return await self._scheduler.read(queries.audit, self._core, progress=progress)
-
-
-class _Bridge:
-    """The loop scheduler as a pass on a reader thread sees it: each write awaited from there."""
-
-    def __init__(self, scheduler: LoopScheduler, loop: asyncio.AbstractEventLoop) -> None:
-        self._scheduler = scheduler
-        self._loop = loop
-
-    def run(self, work: Work[Any, R]) -> R:
-        """Run `work` on the writer thread and wait for it (from a thread other than the loop's)."""
-        return asyncio.run_coroutine_threadsafe(self._scheduler.run(work), self._loop).result()
-
-
-def _answer(value: R | Awaitable[R], loop: asyncio.AbstractEventLoop) -> R:
-    """A port's answer, from a thread other than the loop's: awaited on the loop when it is awaitable."""
-    if asyncio.iscoroutine(value) or isinstance(value, asyncio.Future):
-
-        async def wait() -> R:
-            return await value  # type: ignore[no-any-return]
-
-        return asyncio.run_coroutine_threadsafe(wait(), loop).result()
-    return value  # type: ignore[return-value]
-
-
-class _BlockingProvider:
-    """A sync or async `UpstreamProvider`, called from the pass's thread."""
-
-    def __init__(self, provider: UpstreamProvider, loop: asyncio.AbstractEventLoop) -> None:
-        self._provider = provider
-        self._loop = loop
-
-    def check_upstream_activity(
-        self, probes: Sequence[UpstreamProbe]
-    ) -> Sequence[UpstreamActivity | UpstreamMissing]:
-        """The provider's answers (an async provider's, awaited on the loop)."""
-        return _answer(self._provider.check_upstream_activity(probes), self._loop)
-
-
-class _BlockingTranscripts:
-    """A sync or async `Transcripts` port, called from the pass's thread."""
-
-    def __init__(self, transcripts: Transcripts, loop: asyncio.AbstractEventLoop) -> None:
-        self._transcripts = transcripts
-        self._loop = loop
-
-    def recent_user_texts(self, session_key: str, agent_id: str, limit: int) -> Sequence[str]:
-        """The session's own recent texts (an async port's, awaited on the loop)."""
-        return _answer(self._transcripts.recent_user_texts(session_key, agent_id, limit), self._loop)
 
 
 async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open

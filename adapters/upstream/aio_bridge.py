@@ -1,0 +1,68 @@
+"""Ports of an upstream pass that runs on a thread, answered by the event loop.
+
+The async façade runs each monitor pass on a reader thread; these let that thread wait for a write
+on the loop's writer, and for an async provider's or transcript port's answer on the loop. A sync
+port answers on the pass's thread as it is. None of them is ever called on the loop's thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Sequence
+from typing import Any, TypeVar
+
+from sessionwatch.adapters.app.core import Work
+from sessionwatch.adapters.app.loop_scheduler import LoopScheduler
+from sessionwatch.domain.ports import Transcripts, UpstreamProvider
+from sessionwatch.domain.upstream import UpstreamActivity, UpstreamMissing, UpstreamProbe
+
+R = TypeVar("R")
+
+
+class LoopBridge:
+    """The loop scheduler as a pass on a reader thread sees it: each write awaited from there."""
+
+    def __init__(self, scheduler: LoopScheduler, loop: asyncio.AbstractEventLoop) -> None:
+        self._scheduler = scheduler
+        self._loop = loop
+
+    def run(self, work: Work[Any, R]) -> R:
+        """Run `work` on the writer thread and wait for it (from a thread other than the loop's)."""
+        return asyncio.run_coroutine_threadsafe(self._scheduler.run(work), self._loop).result()
+
+
+def answer(value: R | Awaitable[R], loop: asyncio.AbstractEventLoop) -> R:
+    """A port's answer, from a thread other than the loop's: awaited on the loop when it is awaitable."""
+    if asyncio.iscoroutine(value) or isinstance(value, asyncio.Future):
+
+        async def wait() -> R:
+            return await value  # type: ignore[no-any-return]
+
+        return asyncio.run_coroutine_threadsafe(wait(), loop).result()
+    return value  # type: ignore[return-value]
+
+
+class BlockingProvider:
+    """A sync or async `UpstreamProvider`, called from the pass's thread."""
+
+    def __init__(self, provider: UpstreamProvider, loop: asyncio.AbstractEventLoop) -> None:
+        self._provider = provider
+        self._loop = loop
+
+    def check_upstream_activity(
+        self, probes: Sequence[UpstreamProbe]
+    ) -> Sequence[UpstreamActivity | UpstreamMissing]:
+        """The provider's answers (an async provider's, awaited on the loop)."""
+        return answer(self._provider.check_upstream_activity(probes), self._loop)
+
+
+class BlockingTranscripts:
+    """A sync or async `Transcripts` port, called from the pass's thread."""
+
+    def __init__(self, transcripts: Transcripts, loop: asyncio.AbstractEventLoop) -> None:
+        self._transcripts = transcripts
+        self._loop = loop
+
+    def recent_user_texts(self, session_key: str, agent_id: str, limit: int) -> Sequence[str]:
+        """The session's own recent texts (an async port's, awaited on the loop)."""
+        return answer(self._transcripts.recent_user_texts(session_key, agent_id, limit), self._loop)
