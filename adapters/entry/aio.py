@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -64,6 +65,12 @@ from sessionwatch.projections.read_model import ReadModel
 __all__ = ["AsyncMonitorHandle", "AsyncSessionWatch", "open"]
 
 
+_OPENING_FOR: ContextVar[asyncio.AbstractEventLoop | None] = ContextVar(
+    "sessionwatch_opening_for", default=None
+)
+"""The loop `open()` builds a façade for on a thread of its own, so no store call runs on the loop."""
+
+
 class AsyncSessionWatch:
     """Session state awareness over one store, for the coroutines of one event loop.
 
@@ -81,7 +88,7 @@ class AsyncSessionWatch:
         retention: Retention | None = None,
         cross_process_wakes: bool = True,
     ) -> None:
-        loop = asyncio.get_running_loop()
+        loop = _OPENING_FOR.get() or asyncio.get_running_loop()
         self._core = Core.build(
             store, clock=clock or SystemClock(), waker=waker, retention=retention or Retention()
         )
@@ -567,13 +574,15 @@ async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
     The same arguments as `sessionwatch.open()`; the restart sweep runs once unless `sweep_on_open=False`.
     """
     store = await asyncio.to_thread(functools.partial(open_store, url, synchronous=synchronous))
-    try:
-        watch = AsyncSessionWatch(
-            store, clock=clock, waker=waker, retention=retention, cross_process_wakes=cross_process_wakes
-        )
+    build = functools.partial(AsyncSessionWatch, store, clock=clock, waker=waker, retention=retention)
+    opening = _OPENING_FOR.set(asyncio.get_running_loop())  # the thread below runs in a copy of this context
+    try:  # building reads the store and may connect the cross-process listener: off the loop
+        watch = await asyncio.to_thread(build, cross_process_wakes=cross_process_wakes)
     except BaseException:
         await asyncio.to_thread(store.close)
         raise
+    finally:
+        _OPENING_FOR.reset(opening)
     if sweep_on_open:
         try:
             watch.startup_sweep = await watch.sweep()
