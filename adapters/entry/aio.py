@@ -37,7 +37,7 @@ from sessionwatch.adapters.app.reports import (
 from sessionwatch.adapters.app.upstream import Outcome
 from sessionwatch.adapters.stores.factory import open_store
 from sessionwatch.adapters.stores.port import CrossProcessWakes, SignalStore
-from sessionwatch.adapters.upstream.aio_bridge import BlockingProvider, BlockingTranscripts, LoopBridge
+from sessionwatch.adapters.upstream.aio_bridge import upstream_pass
 from sessionwatch.adapters.upstream.aio_monitor import AsyncMonitorHandle
 from sessionwatch.adapters.upstream.monitor import PublishGate
 from sessionwatch.domain.ports import Clock, Transcripts, UpstreamProvider, Waker
@@ -148,17 +148,6 @@ class AsyncSessionWatch:
     def writer_thread(self) -> int | None:
         """The id of the thread every write of this instance runs on."""
         return self._scheduler.writer.ident
-
-    async def _pass(
-        self, providers: Mapping[str, UpstreamProvider], transcripts: Transcripts | None, gate: PublishGate
-    ) -> TickReport:
-        """One upstream pass on a reader thread; async providers and transcripts answer from the loop."""
-        bridge = LoopBridge(self._scheduler, self._loop)
-        blocking = {catalog: BlockingProvider(p, self._loop) for catalog, p in providers.items()}
-        reader = BlockingTranscripts(transcripts, self._loop) if transcripts is not None else None
-        return await self._scheduler.read(
-            upstream.tick, self._core, bridge, blocking, transcripts=reader, gate=gate
-        )
 
     # -------------------------------------------------------------------------------- sessions
 
@@ -476,7 +465,9 @@ class AsyncSessionWatch:
         self, providers: Mapping[str, UpstreamProvider], *, transcripts: Transcripts | None = None
     ) -> TickReport:
         """One upstream monitor pass, off the loop; `providers` (sync or async) by catalog id."""
-        return await self._pass(providers, transcripts, PublishGate())
+        return await upstream_pass(
+            self._core, self._scheduler, self._loop, providers, transcripts=transcripts, gate=PublishGate()
+        )
 
     async def start_upstream_monitor(
         self,
@@ -490,7 +481,11 @@ class AsyncSessionWatch:
         every, first = upstream.monitor_timing(interval, initial_delay)
         chosen = dict(providers)
         handle = AsyncMonitorHandle(
-            lambda gate: self._pass(chosen, transcripts, gate), interval=every, initial_delay=first
+            lambda gate: upstream_pass(
+                self._core, self._scheduler, self._loop, chosen, transcripts=transcripts, gate=gate
+            ),
+            interval=every,
+            initial_delay=first,
         )
         self._monitors.append(handle)
         return handle.start()

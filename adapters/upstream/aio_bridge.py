@@ -1,22 +1,41 @@
-"""Ports of an upstream pass that runs on a thread, answered by the event loop.
+"""An upstream pass for the async façade: it runs on a reader thread, its ports answered by the event loop.
 
-The async façade runs each monitor pass on a reader thread; these let that thread wait for a write
-on the loop's writer, and for an async provider's or transcript port's answer on the loop. A sync
-port answers on the pass's thread as it is. None of them is ever called on the loop's thread.
+The pass's thread waits for each write on the loop's writer, and for an async provider's or
+transcript port's answer on the loop; a sync port answers on the pass's thread as it is. None of
+them is ever called on the loop's thread.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from sessionwatch.adapters.app.core import Work
+from sessionwatch.adapters.app import upstream
+from sessionwatch.adapters.app.core import Core, Work
 from sessionwatch.adapters.app.loop_scheduler import LoopScheduler
+from sessionwatch.adapters.app.reports import TickReport
+from sessionwatch.adapters.upstream.monitor import PublishGate
 from sessionwatch.domain.ports import Transcripts, UpstreamProvider
 from sessionwatch.domain.upstream import UpstreamActivity, UpstreamMissing, UpstreamProbe
 
 R = TypeVar("R")
+
+
+async def upstream_pass(
+    core: Core,
+    scheduler: LoopScheduler,
+    loop: asyncio.AbstractEventLoop,
+    providers: Mapping[str, UpstreamProvider],
+    *,
+    transcripts: Transcripts | None,
+    gate: PublishGate,
+) -> TickReport:
+    """One upstream pass on a reader thread; async providers and transcripts answer from the loop."""
+    bridge = LoopBridge(scheduler, loop)
+    blocking = {catalog: BlockingProvider(p, loop) for catalog, p in providers.items()}
+    reader = BlockingTranscripts(transcripts, loop) if transcripts is not None else None
+    return await scheduler.read(upstream.tick, core, bridge, blocking, transcripts=reader, gate=gate)
 
 
 class LoopBridge:
