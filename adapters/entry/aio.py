@@ -36,7 +36,7 @@ from sessionwatch.adapters.app.reports import (
 )
 from sessionwatch.adapters.app.upstream import Outcome
 from sessionwatch.adapters.stores.factory import open_store
-from sessionwatch.adapters.stores.port import CrossProcessWakes, SignalStore
+from sessionwatch.adapters.stores.port import CrossProcessWakes, SignalStore, StoreError
 from sessionwatch.adapters.upstream.aio_bridge import upstream_pass
 from sessionwatch.adapters.upstream.aio_monitor import AsyncMonitorHandle
 from sessionwatch.adapters.upstream.monitor import PublishGate
@@ -107,6 +107,12 @@ class AsyncSessionWatch:
         """On the listener thread: another process opened this notice; wake its watcher from the loop."""
         wakes = wakes_from_elsewhere(watcher, target_key)
         self._loop.call_soon_threadsafe(self._scheduler.publish_in_background, wakes)
+
+    def _open_core(self) -> Core:
+        """The core, for what runs on the loop without a store call; `StoreError` once closed, as they do."""
+        if self._scheduler.closed:
+            raise StoreError("the store is closed")
+        return self._core
 
     # ------------------------------------------------------------------------------- lifecycle
 
@@ -209,19 +215,20 @@ class AsyncSessionWatch:
         mode: str | None = None,
     ) -> None:
         """A run of the session began: the upstream monitor leaves its link alone until it ends."""
+        core = self._open_core()
         registry.run_started(
-            self._core, key, run_id, agent_id=agent_id, requester_key=requester_key, label=label, mode=mode
+            core, key, run_id, agent_id=agent_id, requester_key=requester_key, label=label, mode=mode
         )
 
     async def run_ended(
         self, key: str, run_id: str, *, agent_id: str | None = None, outcome: RunOutcome | None = None
     ) -> None:
         """A run of the session ended (`ok`, `error`, `timeout`, `cancelled`; None when unknown)."""
-        registry.run_ended(self._core, key, run_id, agent_id=agent_id, outcome=outcome)
+        registry.run_ended(self._open_core(), key, run_id, agent_id=agent_id, outcome=outcome)
 
     async def runs(self) -> list[RunRecord]:
         """The runs this process heard of: active ones and those ended within a day, newest first."""
-        return registry.runs(self._core)
+        return registry.runs(self._open_core())
 
     # ---------------------------------------------------------------------------------- strict
 
@@ -479,10 +486,10 @@ class AsyncSessionWatch:
     ) -> AsyncMonitorHandle:
         """Run `upstream_tick` every `interval` seconds as a loop task (first after `initial_delay`)."""
         every, first = upstream.monitor_timing(interval, initial_delay)
-        chosen = dict(providers)
+        core, chosen = self._open_core(), dict(providers)
         handle = AsyncMonitorHandle(
             lambda gate: upstream_pass(
-                self._core, self._scheduler, self._loop, chosen, transcripts=transcripts, gate=gate
+                core, self._scheduler, self._loop, chosen, transcripts=transcripts, gate=gate
             ),
             interval=every,
             initial_delay=first,
