@@ -95,7 +95,7 @@ class LoopScheduler:
             if not answer.done():
                 answer.set_exception(exc)
             return
-        if result.recorded:
+        if result.recorded and not self.closed:  # a write `aclose` finished: the next open prunes if due
             self._track(self._prune_if_due())
         if not await_wakes:
             self.publish_in_background(result.wakes)
@@ -173,12 +173,13 @@ class LoopScheduler:
     # ---------------------------------------------------------------------------- shutdown
 
     async def aclose(self) -> None:
-        """Let wakes and prunes in flight finish, then queued writes; stop the threads; close the store."""
+        """Finish the wakes and prunes in flight, then the queued writes and their wakes; close the store."""
         if self.closed:
             return
         await self.idle()
         self.closed = True
         await self._loop.run_in_executor(self._readers, self.writer.close)
+        await self.idle()  # the wakes of the writes it just finished
         await self._loop.run_in_executor(self._readers, self._core.store.close)
         await asyncio.to_thread(self._readers.shutdown)  # joins them, off the loop
         await asyncio.to_thread(self._wakes.shutdown)
