@@ -7,7 +7,6 @@ providers run on the loop. Closing the gate first means nothing is published onc
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Self
@@ -29,6 +28,7 @@ class AsyncMonitorHandle:
         self._task: asyncio.Task[None] | None = None
         self._ticks = 0
         self._last: TickReport | None = None
+        self._passing = False  # a pass is in flight (`stop()` waits for it; a sleep it cancels)
 
     def start(self) -> Self:
         """Tick on the running loop: the first pass after `initial_delay`, then one every `interval`."""
@@ -39,6 +39,9 @@ class AsyncMonitorHandle:
         delay = self._initial_delay
         while not self._gate.closed:
             await asyncio.sleep(delay)
+            if self._gate.closed:
+                return
+            self._passing = True
             try:
                 report = await self._tick(self._gate)
             except Exception as exc:  # noqa: BLE001 - one failed pass never ends the monitor
@@ -46,6 +49,8 @@ class AsyncMonitorHandle:
             else:
                 self._ticks += 1
                 self._last = report
+            finally:
+                self._passing = False
             delay = self._interval
 
     async def stop(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109 - the sync handle's signature
@@ -58,10 +63,10 @@ class AsyncMonitorHandle:
         task = self._task
         if task is None or task.done():
             return True
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, TimeoutError):
-            await asyncio.wait_for(asyncio.shield(task), self._interval if timeout is None else timeout)
-        return task.done()
+        if not self._passing:
+            task.cancel()  # between passes: nothing to wait for
+        await asyncio.wait({task}, timeout=self._interval if timeout is None else timeout)
+        return task.done()  # else abandoned: the pass ends when its provider answers, publishing nothing
 
     @property
     def running(self) -> bool:
