@@ -16,6 +16,8 @@ WATCHER = "agent:main:main"
 CATALOG = "claude-code"
 PATIENCE_S = 10.0  # how long a test waits for the thread before failing (never reached when healthy)
 
+pytestmark = pytest.mark.usefixtures("through_each_facade")  # the async façade's monitor task too
+
 
 class CountingProvider:
     """One human turn per call, each at a new offset; optionally blocks until released."""
