@@ -8,10 +8,13 @@ be due). A scheduler runs the work: the caller's thread through group commit, or
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
+
+from typing_extensions import TypeIs
 
 from sessionwatch.adapters.app.group_commit import GroupCommit
 from sessionwatch.adapters.app.runs import ActiveRuns, RunLedger
@@ -20,7 +23,7 @@ from sessionwatch.adapters.stores.archive import JsonlArchive
 from sessionwatch.adapters.stores.port import SignalStore, WriteTransaction
 from sessionwatch.adapters.upstream.monitor import Monitors
 from sessionwatch.domain.keys import is_subagent_key
-from sessionwatch.domain.ports import Clock, Waker
+from sessionwatch.domain.ports import AsyncWaker, Clock, Waker
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.signals import to_epoch_ms
 from sessionwatch.domain.watch_cursor import CursorKey, CursorState, MaterialSignalSeen
@@ -67,7 +70,8 @@ class Core:
 
     store: SignalStore
     clock: Clock
-    waker: Waker | None
+    waker: Waker | AsyncWaker | None
+    """The host's wake port: a sync one (the sync façade's), or either kind (the async façade's)."""
     retention: Retention
     archive: JsonlArchive | None
     writes: GroupCommit
@@ -84,7 +88,9 @@ class Core:
     """When this process last saw a prune run (the throttle's start, ADR-0008)."""
 
     @classmethod
-    def build(cls, store: SignalStore, *, clock: Clock, waker: Waker | None, retention: Retention) -> Core:
+    def build(
+        cls, store: SignalStore, *, clock: Clock, waker: Waker | AsyncWaker | None, retention: Retention
+    ) -> Core:
         """A core over `store`; the prune throttle counts from the last prune, else from now."""
         return cls(
             store=store,
@@ -119,13 +125,19 @@ def wakes_of(notices: Iterable[CursorState | CursorKey | MaterialSignalSeen]) ->
     return [(n.watcher, wake_reason(n.target_key)) for n in notices if not is_subagent_key(n.watcher)]
 
 
-def publish(waker: Waker | None, wakes: Iterable[Wake]) -> list[str]:
-    """Ask the host to wake each watcher once per reason, after the commit; never raises.
+def is_async_waker(waker: object) -> TypeIs[AsyncWaker]:
+    """Whether the waker's `wake` is a coroutine function (`async def wake(...)`)."""
+    return inspect.iscoroutinefunction(getattr(waker, "wake", None))
 
-    Returns the watchers woken (a failing waker is logged and leaves its watcher out).
+
+def publish(waker: Waker | AsyncWaker | None, wakes: Iterable[Wake]) -> list[str]:
+    """Ask a sync waker to wake each watcher once per reason, after the commit; never raises.
+
+    Returns the watchers woken (a failing waker is logged and leaves its watcher out). An async
+    waker is the event-loop scheduler's to await; none is ever called here.
     """
     woken: list[str] = []
-    if waker is None:
+    if waker is None or is_async_waker(waker):
         return woken
     for watcher, reason in dict.fromkeys(wakes):
         try:

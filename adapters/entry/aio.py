@@ -40,7 +40,15 @@ from sessionwatch.adapters.stores.port import CrossProcessWakes, SignalStore, St
 from sessionwatch.adapters.upstream.aio_bridge import upstream_pass
 from sessionwatch.adapters.upstream.aio_monitor import AsyncMonitorHandle
 from sessionwatch.adapters.upstream.monitor import PublishGate
-from sessionwatch.domain.ports import Clock, Transcripts, UpstreamProvider, Waker
+from sessionwatch.domain.ports import (
+    AsyncTranscripts,
+    AsyncUpstreamProvider,
+    AsyncWaker,
+    Clock,
+    Transcripts,
+    UpstreamProvider,
+    Waker,
+)
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.session import SessionState
 from sessionwatch.domain.signals import Actor, SignalKind
@@ -84,7 +92,7 @@ class AsyncSessionWatch:
         store: SignalStore,
         *,
         clock: Clock | None = None,
-        waker: Waker | None = None,
+        waker: Waker | AsyncWaker | None = None,
         retention: Retention | None = None,
         cross_process_wakes: bool = True,
     ) -> None:
@@ -469,18 +477,26 @@ class AsyncSessionWatch:
         return await self._scheduler.read(upstream.upstream_link, self._core, key, agent_id=agent_id)
 
     async def upstream_tick(
-        self, providers: Mapping[str, UpstreamProvider], *, transcripts: Transcripts | None = None
+        self,
+        providers: Mapping[str, UpstreamProvider | AsyncUpstreamProvider],
+        *,
+        transcripts: Transcripts | AsyncTranscripts | None = None,
     ) -> TickReport:
         """One upstream monitor pass, off the loop; `providers` (sync or async) by catalog id."""
         return await upstream_pass(
-            self._core, self._scheduler, self._loop, providers, transcripts=transcripts, gate=PublishGate()
+            self._open_core(),
+            self._scheduler,
+            self._loop,
+            providers,
+            transcripts=transcripts,
+            gate=PublishGate(),
         )
 
     async def start_upstream_monitor(
         self,
-        providers: Mapping[str, UpstreamProvider],
+        providers: Mapping[str, UpstreamProvider | AsyncUpstreamProvider],
         *,
-        transcripts: Transcripts | None = None,
+        transcripts: Transcripts | AsyncTranscripts | None = None,
         interval: float = 60.0,
         initial_delay: float = 15.0,
     ) -> AsyncMonitorHandle:
@@ -565,7 +581,7 @@ async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
     url: str | None = None,
     *,
     clock: Clock | None = None,
-    waker: Waker | None = None,
+    waker: Waker | AsyncWaker | None = None,
     synchronous: Literal["normal", "full"] | None = None,
     sweep_on_open: bool = True,
     retention: Retention | None = None,

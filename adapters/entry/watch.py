@@ -19,7 +19,7 @@ from pydantic import JsonValue
 
 from sessionwatch.adapters.app import maintenance, notices, queries, recording, registry, upstream
 from sessionwatch.adapters.app.clock import SystemClock
-from sessionwatch.adapters.app.core import Core, wake_from_elsewhere
+from sessionwatch.adapters.app.core import Core, is_async_waker, wake_from_elsewhere
 from sessionwatch.adapters.app.recording import SignalInput
 from sessionwatch.adapters.app.reports import (
     AuditReport,
@@ -34,6 +34,7 @@ from sessionwatch.adapters.app.upstream import Outcome
 from sessionwatch.adapters.stores.factory import open_store
 from sessionwatch.adapters.stores.port import CrossProcessWakes, SignalStore
 from sessionwatch.adapters.upstream.monitor import MonitorHandle
+from sessionwatch.domain.errors import InvalidQuery
 from sessionwatch.domain.ports import Clock, Transcripts, UpstreamProvider, Waker
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.session import SessionState
@@ -70,6 +71,8 @@ class SessionWatch:
         retention: Retention | None = None,
         cross_process_wakes: bool = True,
     ) -> None:
+        if is_async_waker(waker):
+            raise InvalidQuery("waker", "is async: its wakes need an event loop, use sessionwatch.aio.open()")
         self._core = Core.build(
             store, clock=clock or SystemClock(), waker=waker, retention=retention or Retention()
         )

@@ -1,4 +1,4 @@
-"""An upstream pass for the async façade: it runs on a reader thread, its ports answered by the event loop.
+"""An upstream pass for the async façade: on a thread of its own, its async ports answered by the loop.
 
 The pass's thread waits for each write on the loop's writer, and for an async provider's or
 transcript port's answer on the loop; a sync port answers on the pass's thread as it is. None of
@@ -8,6 +8,7 @@ them is ever called on the loop's thread.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -16,7 +17,7 @@ from sessionwatch.adapters.app.core import Core, Work
 from sessionwatch.adapters.app.loop_scheduler import LoopScheduler
 from sessionwatch.adapters.app.reports import TickReport
 from sessionwatch.adapters.upstream.monitor import PublishGate
-from sessionwatch.domain.ports import Transcripts, UpstreamProvider
+from sessionwatch.domain.ports import AsyncTranscripts, AsyncUpstreamProvider, Transcripts, UpstreamProvider
 from sessionwatch.domain.upstream import UpstreamActivity, UpstreamMissing, UpstreamProbe
 
 R = TypeVar("R")
@@ -26,20 +27,40 @@ async def upstream_pass(
     core: Core,
     scheduler: LoopScheduler,
     loop: asyncio.AbstractEventLoop,
-    providers: Mapping[str, UpstreamProvider],
+    providers: Mapping[str, UpstreamProvider | AsyncUpstreamProvider],
     *,
-    transcripts: Transcripts | None,
+    transcripts: Transcripts | AsyncTranscripts | None,
     gate: PublishGate,
 ) -> TickReport:
-    """One upstream pass on a reader thread; async providers and transcripts answer from the loop."""
+    """One upstream pass on a daemon thread of its own; async providers and transcripts answer from the loop.
+
+    Not a reader thread: a provider that never answers must not keep `aclose()` from joining them,
+    nor a process from exiting.
+    """
     bridge = LoopBridge(scheduler, loop)
     blocking = {catalog: BlockingProvider(p, loop) for catalog, p in providers.items()}
     reader = BlockingTranscripts(transcripts, loop) if transcripts is not None else None
-    return await scheduler.read(upstream.tick, core, bridge, blocking, transcripts=reader, gate=gate)
+    done: asyncio.Future[TickReport] = loop.create_future()
+
+    def settle(outcome: tuple[bool, Any]) -> None:
+        if not done.done():
+            ok, value = outcome
+            done.set_result(value) if ok else done.set_exception(value)
+
+    def run_pass() -> None:
+        try:
+            report = upstream.tick(core, bridge, blocking, transcripts=reader, gate=gate)
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
+            loop.call_soon_threadsafe(settle, (False, exc))
+        else:
+            loop.call_soon_threadsafe(settle, (True, report))
+
+    threading.Thread(target=run_pass, name="sessionwatch-upstream-pass", daemon=True).start()
+    return await done
 
 
 class LoopBridge:
-    """The loop scheduler as a pass on a reader thread sees it: each write awaited from there."""
+    """The loop scheduler as a pass on its thread sees it: each write awaited from there."""
 
     def __init__(self, scheduler: LoopScheduler, loop: asyncio.AbstractEventLoop) -> None:
         self._scheduler = scheduler
@@ -64,7 +85,9 @@ def answer(value: R | Awaitable[R], loop: asyncio.AbstractEventLoop) -> R:
 class BlockingProvider:
     """A sync or async `UpstreamProvider`, called from the pass's thread."""
 
-    def __init__(self, provider: UpstreamProvider, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, provider: UpstreamProvider | AsyncUpstreamProvider, loop: asyncio.AbstractEventLoop
+    ) -> None:
         self._provider = provider
         self._loop = loop
 
@@ -78,7 +101,7 @@ class BlockingProvider:
 class BlockingTranscripts:
     """A sync or async `Transcripts` port, called from the pass's thread."""
 
-    def __init__(self, transcripts: Transcripts, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, transcripts: Transcripts | AsyncTranscripts, loop: asyncio.AbstractEventLoop) -> None:
         self._transcripts = transcripts
         self._loop = loop
 

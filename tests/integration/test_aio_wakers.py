@@ -257,3 +257,16 @@ def test_a_notice_another_process_opens_reaches_the_async_waker_on_the_loop(shar
 
     assert waker.calls == [(WATCHER, reason(TARGET))]
     assert waker.threads == [loop_thread]
+
+
+class _AsyncHeartbeat:
+    async def wake(self, watcher_key: str, reason: str) -> None:
+        del watcher_key, reason
+
+
+def test_the_sync_facade_refuses_an_async_waker_naming_the_waker() -> None:
+    waker = _AsyncHeartbeat()
+    assert isinstance(waker, sessionwatch.aio.AsyncWaker)
+    with pytest.raises(sessionwatch.InvalidQuery) as refused:
+        sessionwatch.open("memory://", waker=cast("Waker", waker))
+    assert refused.value.field == "waker"
