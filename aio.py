@@ -8,7 +8,7 @@ host's ports may be the sync ones or their async forms (`AsyncWaker`, `AsyncUpst
 from __future__ import annotations
 
 from sessionwatch.adapters.entry.aio import AsyncMonitorHandle, AsyncSessionWatch
-from sessionwatch.adapters.entry.aio import open as open  # noqa: A004, PLC0414 - mirrors sessionwatch.open
+from sessionwatch.adapters.entry.aio_open import open as open  # noqa: A004, PLC0414 - mirrors sessionwatch.open
 from sessionwatch.domain.ports import AsyncTranscripts, AsyncUpstreamProvider, AsyncWaker
 
 __all__ = [

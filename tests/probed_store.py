@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from sessionwatch.adapters.entry import aio as aio_entry
+from sessionwatch.adapters.entry import aio_open as aio_entry
 from sessionwatch.adapters.stores.factory import open_store
 from sessionwatch.adapters.stores.port import StoreError
 

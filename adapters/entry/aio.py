@@ -11,7 +11,6 @@ every thread this façade started.
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from datetime import datetime
@@ -35,7 +34,6 @@ from sessionwatch.adapters.app.reports import (
     TickReport,
 )
 from sessionwatch.adapters.app.upstream import Outcome
-from sessionwatch.adapters.stores.factory import open_store
 from sessionwatch.adapters.stores.port import CrossProcessWakes, SignalStore, StoreError
 from sessionwatch.adapters.upstream.aio_bridge import upstream_pass
 from sessionwatch.adapters.upstream.aio_monitor import AsyncMonitorHandle
@@ -70,10 +68,10 @@ from sessionwatch.projections.models import (
 )
 from sessionwatch.projections.read_model import ReadModel
 
-__all__ = ["AsyncMonitorHandle", "AsyncSessionWatch", "open"]
+__all__ = ["OPENING_FOR", "AsyncMonitorHandle", "AsyncSessionWatch"]
 
 
-_OPENING_FOR: ContextVar[asyncio.AbstractEventLoop | None] = ContextVar(
+OPENING_FOR: ContextVar[asyncio.AbstractEventLoop | None] = ContextVar(
     "sessionwatch_opening_for", default=None
 )
 """The loop `open()` builds a façade for on a thread of its own, so no store call runs on the loop."""
@@ -96,7 +94,7 @@ class AsyncSessionWatch:
         retention: Retention | None = None,
         cross_process_wakes: bool = True,
     ) -> None:
-        loop = _OPENING_FOR.get() or asyncio.get_running_loop()
+        loop = OPENING_FOR.get() or asyncio.get_running_loop()
         self._core = Core.build(
             store, clock=clock or SystemClock(), waker=waker, retention=retention or Retention()
         )
@@ -109,7 +107,11 @@ class AsyncSessionWatch:
         self.run_ledger = self._core.run_ledger
         self.upstream_streaks = self._core.upstream_streaks
         if waker is not None and cross_process_wakes and isinstance(store, CrossProcessWakes):
-            store.listen_for_wakes(self._wake_from_elsewhere)
+            try:
+                store.listen_for_wakes(self._wake_from_elsewhere)
+            except BaseException:
+                self._scheduler.writer.close()  # the façade is not built: its writer thread goes too
+                raise
 
     def _wake_from_elsewhere(self, watcher: str, target_key: str) -> None:
         """On the listener thread: another process opened this notice; wake its watcher from the loop."""
@@ -575,36 +577,3 @@ class AsyncSessionWatch:
     async def audit(self, *, progress: Callable[[int], None] | None = None) -> AuditReport:
         """Replay the event store from one snapshot, diff the rebuilt read models, check the invariants."""
         return await self._scheduler.read(queries.audit, self._core, progress=progress)
-
-
-async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
-    url: str | None = None,
-    *,
-    clock: Clock | None = None,
-    waker: Waker | AsyncWaker | None = None,
-    synchronous: Literal["normal", "full"] | None = None,
-    sweep_on_open: bool = True,
-    retention: Retention | None = None,
-    cross_process_wakes: bool = True,
-) -> AsyncSessionWatch:
-    """Open sessionwatch on the store `url` names, for the running loop (the store opens off the loop).
-
-    The same arguments as `sessionwatch.open()`; the restart sweep runs once unless `sweep_on_open=False`.
-    """
-    store = await asyncio.to_thread(functools.partial(open_store, url, synchronous=synchronous))
-    build = functools.partial(AsyncSessionWatch, store, clock=clock, waker=waker, retention=retention)
-    opening = _OPENING_FOR.set(asyncio.get_running_loop())  # the thread below runs in a copy of this context
-    try:  # building reads the store and may connect the cross-process listener: off the loop
-        watch = await asyncio.to_thread(build, cross_process_wakes=cross_process_wakes)
-    except BaseException:
-        await asyncio.to_thread(store.close)
-        raise
-    finally:
-        _OPENING_FOR.reset(opening)
-    if sweep_on_open:
-        try:
-            watch.startup_sweep = await watch.sweep()
-        except BaseException:
-            await watch.aclose()
-            raise
-    return watch

@@ -1,0 +1,45 @@
+"""`sessionwatch.aio.open()`: an `AsyncSessionWatch` on the store a URL names, opened off the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from typing import Literal
+
+from sessionwatch.adapters.entry.aio import OPENING_FOR, AsyncSessionWatch
+from sessionwatch.adapters.stores.factory import open_store
+from sessionwatch.domain.ports import AsyncWaker, Clock, Waker
+from sessionwatch.domain.retention import Retention
+
+
+async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
+    url: str | None = None,
+    *,
+    clock: Clock | None = None,
+    waker: Waker | AsyncWaker | None = None,
+    synchronous: Literal["normal", "full"] | None = None,
+    sweep_on_open: bool = True,
+    retention: Retention | None = None,
+    cross_process_wakes: bool = True,
+) -> AsyncSessionWatch:
+    """Open sessionwatch on the store `url` names, for the running loop (the store opens off the loop).
+
+    The same arguments as `sessionwatch.open()`; the restart sweep runs once unless `sweep_on_open=False`.
+    """
+    store = await asyncio.to_thread(functools.partial(open_store, url, synchronous=synchronous))
+    build = functools.partial(AsyncSessionWatch, store, clock=clock, waker=waker, retention=retention)
+    opening = OPENING_FOR.set(asyncio.get_running_loop())  # the thread below runs in a copy of this context
+    try:  # building reads the store and may connect the cross-process listener: off the loop
+        watch = await asyncio.to_thread(build, cross_process_wakes=cross_process_wakes)
+    except BaseException:
+        await asyncio.to_thread(store.close)
+        raise
+    finally:
+        OPENING_FOR.reset(opening)
+    if sweep_on_open:
+        try:
+            watch.startup_sweep = await watch.sweep()
+        except BaseException:
+            await watch.aclose()
+            raise
+    return watch
