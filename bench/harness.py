@@ -312,6 +312,8 @@ def _figure(value: float, unit: str) -> str:
             return f"{value:,.1f} us"
         case "s":
             return f"{value:,.3f} s"
+        case "ms":
+            return f"{value:,.2f} ms"
         case "x":
             return f"{value:,.2f}x"
         case "MB":

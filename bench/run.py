@@ -16,13 +16,28 @@ from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # `python bench/run.py` finds `bench.*`
 
-from bench import audit, batch, fanout, head, pg_record, prune, reconcile, record, soak, sweep, threads
+from bench import (
+    audit,
+    batch,
+    coroutines,
+    fanout,
+    floor,
+    head,
+    pg_record,
+    prune,
+    reconcile,
+    record,
+    soak,
+    sweep,
+    threads,
+)
 from bench.harness import HEADER, Mode, Result, format_row, parse_mode, print_table, write_results
 
 WORKLOADS: tuple[tuple[str, Callable[[Mode], list[Result]]], ...] = (
     (record.NAME, record.run),
     (batch.NAME, batch.run),
-    (threads.NAME, threads.run),
+    (threads.NAME, floor.run_concurrent),  # at NORMAL against the floor (bench/floor.py), at FULL the peer
+    (coroutines.NAME, coroutines.run),
     (pg_record.NAME, pg_record.run),  # PostgreSQL: skipped, saying why, when no server answers
     (reconcile.NAME, reconcile.run),
     (head.NAME, head.run),
@@ -59,13 +74,15 @@ def main() -> None:
     print(f"{met}/{len(counted)} targets met in {elapsed:.0f} s")
     print("time per workload (set-up included): " + ", ".join(f"{n} {s:.0f} s" for n, s in spent.items()))
     print(
-        "ratio: record, batch, reconcile, pg-record, pg-batch: sessionwatch rate / peer rate;"
+        "ratio: record, batch, concurrent, concurrent-async, reconcile, pg-record, pg-batch:"
+        " sessionwatch rate / peer rate (concurrent-floor: / the floor's rate);"
         " head, prune: peer time /"
         " sessionwatch time (bigger is better, target >=);\n"
         "       fan-out, sweep: sessionwatch time / peer time (smaller is better, target <=);"
         " fan-scale: time(1,000) / time(100);\n"
         "       flat (the soak, sessionwatch alone, in a child process; setting = signals recorded):"
-        " signals retained right after a prune, size(end) / size(half-way), peak RSS"
+        " signals retained right after a prune, size(end) / size(half-way), peak RSS;\n"
+        "       loop-lag: p99 lateness of a 1 ms ticker on the loop of concurrent-async"
     )
     path = write_results("run", everything, mode)
     print(f"results: {path}")

@@ -23,7 +23,7 @@ from typing import Any, Final, ParamSpec, TypeVar
 from sessionwatch.adapters.app import maintenance
 from sessionwatch.adapters.app.core import Core, Done, Wake, Work, log_wake_failure, logger, publish
 from sessionwatch.adapters.app.together import Outcome
-from sessionwatch.adapters.app.writer import WriterThread
+from sessionwatch.adapters.app.writer import Settled, WriterThread, call_each
 from sessionwatch.adapters.stores.port import StoreError
 
 P = ParamSpec("P")
@@ -44,11 +44,13 @@ class LoopScheduler:
     def __init__(self, core: Core, loop: asyncio.AbstractEventLoop) -> None:
         self._core = core
         self._loop = loop
-        self.writer = WriterThread(core.store)
+        self.writer = WriterThread(core.store, deliver=self._deliver)
         self._readers = ThreadPoolExecutor(READER_THREADS, thread_name_prefix="sessionwatch-reader")
         self._wakes = ThreadPoolExecutor(1, thread_name_prefix="sessionwatch-waker")  # sync wakers, in order
         self._async_waker = is_async_waker(core.waker)
         self._tasks: set[asyncio.Future[Any]] = set()  # wakes and prunes in flight
+        self._pruning = False  # a prune check (or prune) started after a record is in flight
+        self._recorded = False  # a write of the batch being finished recorded signals
         self.closed = False
 
     # ------------------------------------------------------------------------------- writes
@@ -69,19 +71,27 @@ class LoopScheduler:
     def _submit(self, work: Work[Any, R], *, await_wakes: bool) -> asyncio.Future[tuple[R, list[str]]]:
         self._check_open()
         answer: asyncio.Future[tuple[R, list[str]]] = self._loop.create_future()
-
-        def committed(outcome: Outcome) -> None:  # on the writer thread
-            self._loop.call_soon_threadsafe(self._finish, work, outcome, answer, await_wakes)
-
-        self.writer.submit(work.run, committed)  # submitted now: a later cancellation cannot take it back
+        # submitted now: a later cancellation cannot take it back; finished on the loop
+        self.writer.submit(work.run, functools.partial(self._finish, work, answer, await_wakes))
         return answer
+
+    def _deliver(self, settled: Settled) -> None:
+        """On the writer thread: one hop to the loop for a whole committed batch."""
+        self._loop.call_soon_threadsafe(self._finish_batch, settled)
+
+    def _finish_batch(self, settled: Settled) -> None:
+        """On the loop: each write's outcome, then one prune check for the batch if it recorded."""
+        call_each(settled)
+        if self._recorded:
+            self._recorded = False
+            self._prune_after_record()
 
     def _finish(
         self,
         work: Work[Any, R],
-        outcome: Outcome,
         answer: asyncio.Future[tuple[R, list[str]]],
         await_wakes: bool,
+        outcome: Outcome,
     ) -> None:
         """On the loop, after the commit: the result, the wakes, a due prune (even if nobody waits now)."""
         ok, value = outcome
@@ -95,8 +105,8 @@ class LoopScheduler:
             if not answer.done():
                 answer.set_exception(exc)
             return
-        if result.recorded and not self.closed:  # a write `aclose` finished: the next open prunes if due
-            self._track(self._prune_if_due())
+        if result.recorded:
+            self._recorded = True  # the batch's prune check follows its last outcome
         if not await_wakes:
             self.publish_in_background(result.wakes)
             if not answer.done():
@@ -109,6 +119,17 @@ class LoopScheduler:
 
         self._track(self._publish(result.wakes)).add_done_callback(woken)
 
+    def _prune_after_record(self) -> None:
+        """Start a prune check when this process's timer says one may be due; one at a time.
+
+        The timer is read on the loop (no store call); whether another process pruned meanwhile is
+        read off it. A write `aclose` finished starts none: the next open prunes if due.
+        """
+        if self._pruning or self.closed or not maintenance.prune_timer_due(self._core):
+            return
+        self._pruning = True
+        self._track(self._prune_if_due())
+
     async def _prune_if_due(self) -> None:
         try:
             due = await self.read(maintenance.prune_if_due, self._core)  # the throttle may read the store
@@ -116,6 +137,8 @@ class LoopScheduler:
                 await self.run(due)
         except Exception as exc:  # noqa: BLE001 - the record is committed; pruning retries next time
             logger.warning("sessionwatch: prune failed (error=%s)", type(exc).__name__)
+        finally:
+            self._pruning = False
 
     # ------------------------------------------------------------------------------- wakes
 

@@ -44,17 +44,23 @@ def prune(core: Core, *, force: bool) -> Work[PruneCounts, PruneReport] | PruneR
     return PruneReport(ran=False, at=from_epoch_ms(now_ms))
 
 
+def prune_timer_due(core: Core, now_ms: int | None = None) -> bool:
+    """Whether this process's own timer says a prune may be due: no store read (the common path)."""
+    at = core.now_ms() if now_ms is None else now_ms
+    return core.retention.prune_due(last_prune_ms=core.last_prune_ms, now_ms=at)
+
+
 def prune_if_due(core: Core) -> Work[PruneCounts, PruneReport] | None:
     """The prune a record is followed by, or None when none is due."""
     now_ms = core.now_ms()
-    if not core.retention.prune_due(last_prune_ms=core.last_prune_ms, now_ms=now_ms):
-        return None  # the local timer: no store read on the common path
+    if not prune_timer_due(core, now_ms):
+        return None
     return _prune_at(core, now_ms) if _due(core, now_ms) else None
 
 
 def _due(core: Core, now_ms: int) -> bool:
     """Whether the last prune, by any process sharing the store, is older than the interval."""
-    if not core.retention.prune_due(last_prune_ms=core.last_prune_ms, now_ms=now_ms):
+    if not prune_timer_due(core, now_ms):
         return False
     shared = core.store.last_prune_ms()  # read only when the local timer says it is due
     if shared is not None and shared > core.last_prune_ms:

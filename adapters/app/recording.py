@@ -11,6 +11,7 @@ text) and answers None.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol, TypeVar, cast
 
@@ -139,6 +140,30 @@ def record_batch(
     return [fresh[answer] if isinstance(answer, int) else answer for answer in answers], facts
 
 
+@dataclass(frozen=True, slots=True)
+class RecordOne:
+    """The write of one checked signal (no spawn edge); consecutive ones in a transaction run as a batch.
+
+    A batch records exactly what the writes would one after another (`record_batch` is the same
+    rule for many drafts); each write gets its own signal and the notices its signal opened.
+    """
+
+    draft: SignalDraft
+
+    def __call__(self, tx: WriteTransaction) -> Recorded:
+        """The write alone."""
+        return record_in(tx, self.draft)
+
+    @staticmethod
+    def together(tx: WriteTransaction, writes: Sequence[RecordOne]) -> list[Recorded]:
+        """The writes recorded as one batch, each answered as if alone."""
+        recorded, facts = record_batch(tx, [write.draft for write in writes])
+        opened: dict[int, list[MaterialSignalSeen]] = {}
+        for fact in facts:  # a notice opens at its signal: the write that recorded that sequence
+            opened.setdefault(fact.sequence, []).append(fact)
+        return [(event, opened.pop(event.sequence, [])) for event in recorded]
+
+
 def _signal(recorded: Recorded) -> Done[Signal]:
     event, facts = recorded
     return Done(Signal.from_event(event), wakes_of(facts), recorded=True)
@@ -146,7 +171,9 @@ def _signal(recorded: Recorded) -> Done[Signal]:
 
 def record(draft: SignalDraft, *, spawn_edge: bool = False) -> Work[Recorded, Signal]:
     """One checked signal with its reactions (the strict `record`: no gate, no actor filter)."""
-    return Work(lambda tx: record_in(tx, draft, spawn_edge=spawn_edge), _signal)
+    if spawn_edge:
+        return Work(lambda tx: record_in(tx, draft, spawn_edge=True), _signal)
+    return Work(RecordOne(draft), _signal)
 
 
 # ---------------------------------------------------------------------------------- strict API

@@ -3,6 +3,11 @@
 Both schedulers of the application core use it: group commit on the callers' threads, and the
 writer thread under an event loop. If the shared transaction fails, it rolls back and each write
 runs again alone, so a failure reaches only the write that failed.
+
+Writes of one kind that can run as one may say so: a write with a `together` attribute (a function
+of the transaction and several such writes, answering each one's value in order) is run with the
+consecutive writes that name the same function in one call. Recording single signals is the one
+that does (`recording.RecordOne`): a transaction's records then share one batch of statements.
 """
 
 from __future__ import annotations
@@ -22,6 +27,24 @@ Write = Callable[[WriteTransaction], Any]
 """One caller's write: a function of the write transaction."""
 
 
+def run_all(tx: WriteTransaction, works: Sequence[Write]) -> list[Any]:
+    """Every write's value, in order; consecutive writes of a kind that runs together in one call."""
+    values: list[Any] = []
+    index, count = 0, len(works)
+    while index < count:
+        together = getattr(works[index], "together", None)
+        end = index + 1
+        if together is not None:
+            while end < count and getattr(works[end], "together", None) is together:
+                end += 1
+        if end - index > 1:
+            values.extend(together(tx, works[index:end]))  # type: ignore[misc] # set when end > index + 1
+        else:
+            values.append(works[index](tx))
+        index = end
+    return values
+
+
 def run_together(store: SignalStore, works: Sequence[Write], settle: Settle) -> None:
     """Run `works` in one write transaction, else each alone; settle each once its outcome is known.
 
@@ -29,7 +52,7 @@ def run_together(store: SignalStore, works: Sequence[Write], settle: Settle) -> 
     """
     try:
         with store.write() as tx:
-            values = [work(tx) for work in works]
+            values = run_all(tx, works)
     except Exception as exc:  # noqa: BLE001 - whose write failed is found by running each alone
         if len(works) == 1:
             settle(0, (False, exc))

@@ -1,10 +1,12 @@
 """The writer thread: every write of one store runs on one thread; writes queued together share a transaction.
 
 A caller submits a write (a function of the write transaction) and a callback; the thread takes
-everything queued, runs it in one transaction and commits once, then calls each callback with its
-own outcome, from the writer thread. If the shared transaction fails, each of its writes runs again
-alone, so a failure reaches only the caller whose write failed. A write is never run after it was
-submitted and the writer closed: it gets `StoreError("the store is closed")`.
+everything queued, runs it in one transaction and commits once, then hands the whole batch's
+callbacks, each with its own outcome, to `deliver` in one call (by default it calls them there, on
+the writer thread; the event-loop scheduler moves them to its loop in one hop). If the shared
+transaction fails, each of its writes runs again alone, so a failure reaches only the caller whose
+write failed. A write is never run after it was submitted and the writer closed: it gets
+`StoreError("the store is closed")`.
 
 The thread is a daemon: a host that never closes the store still exits. `close()` finishes what
 was queued before it, then stops and joins the thread.
@@ -25,6 +27,9 @@ logger = logging.getLogger("sessionwatch")
 
 Done = Callable[[Outcome], None]
 
+Settled = list[tuple[Done, Outcome]]
+"""A batch's callbacks, each with its write's outcome, in the order the writes were submitted."""
+
 BATCH_LIMIT: Final = 512
 """The most writes one transaction carries."""
 
@@ -32,10 +37,17 @@ BATCH_LIMIT: Final = 512
 class WriterThread:
     """Runs submitted writes on one daemon thread, batching what queued together (thread-safe)."""
 
-    def __init__(self, store: SignalStore, *, name: str = "sessionwatch-writer") -> None:
+    def __init__(
+        self,
+        store: SignalStore,
+        *,
+        deliver: Callable[[Settled], None] | None = None,
+        name: str = "sessionwatch-writer",
+    ) -> None:
         self._store = store
+        self._deliver = deliver or call_each
         self._queue: deque[tuple[Write, Done]] = deque()
-        self._ready = threading.Condition()
+        self._ready = threading.Condition(threading.Lock())
         self._closing = False
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
@@ -46,7 +58,7 @@ class WriterThread:
         return self._thread.ident
 
     def submit(self, work: Write, done: Done) -> None:
-        """Queue `work`; `done(outcome)` is called once, on the writer thread, when it committed or failed."""
+        """Queue `work`; `done(outcome)` is delivered once, when the write committed or failed."""
         with self._ready:
             if self._closing:
                 raise StoreError("the store is closed")
@@ -73,24 +85,29 @@ class WriterThread:
             self._execute(batch)
 
     def _execute(self, batch: list[tuple[Write, Done]]) -> None:
-        settled: set[int] = set()
+        outcomes: dict[int, Outcome] = {}
 
         def settle(index: int, outcome: Outcome) -> None:
-            settled.add(index)
-            _call(batch[index][1], outcome)
+            outcomes[index] = outcome
 
         try:
             run_together(self._store, [work for work, _ in batch], settle)
         except BaseException as exc:  # an interrupt: nobody's unsettled write is known to have committed
-            for index, (_, done) in enumerate(batch):
-                if index not in settled:
-                    _call(done, (False, exc))
+            for index in range(len(batch)):
+                outcomes.setdefault(index, (False, exc))
             raise
+        finally:
+            settled = [(done, outcomes[index]) for index, (_, done) in enumerate(batch)]
+            try:
+                self._deliver(settled)
+            except Exception as exc:  # noqa: BLE001 - the writes are settled; the writer goes on
+                logger.warning("sessionwatch: a batch's completions failed (error=%s)", type(exc).__name__)
 
 
-def _call(done: Done, outcome: Outcome) -> None:
-    """Hand a write its outcome; a failing callback is logged and stops nothing else."""
-    try:
-        done(outcome)
-    except Exception as exc:  # noqa: BLE001 - one caller's callback must not stop the writer
-        logger.warning("sessionwatch: a write's completion failed (error=%s)", type(exc).__name__)
+def call_each(settled: Settled) -> None:
+    """Hand each write its outcome, in order; a failing callback is logged and stops nothing else."""
+    for done, outcome in settled:
+        try:
+            done(outcome)
+        except Exception as exc:  # noqa: BLE001 - one caller's callback must not stop the others
+            logger.warning("sessionwatch: a write's completion failed (error=%s)", type(exc).__name__)

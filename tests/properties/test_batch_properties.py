@@ -4,6 +4,9 @@ A batch's consecutive notifying signals on one target by one actor share one §6
 its rows are written together. Nothing of that may be observable: the signals returned, every
 cursor, the pending notices and the wakes must equal those of the same inputs recorded one by one,
 on every store, whatever the actors, producer watchers, dedupe keys and kinds.
+
+Single records that share a transaction (group commit, the writer thread) run as one such batch
+(`recording.RecordOne`): each caller must still get exactly its own signal and its own wakes.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ from stores import STORES, fresh_store_url
 
 import sessionwatch
 from sessionwatch import Actor, SessionWatch, Signal, SignalInput, SignalKind
+from sessionwatch.adapters.app import recording
+from sessionwatch.adapters.app.core import Core, publish
+from sessionwatch.adapters.app.together import Outcome, run_together
 from sessionwatch.testing import FakeClock, RecordingWaker, weighted
 
 _TMPFS = Path("/dev/shm")  # noqa: S108 - only a parent: TemporaryDirectory makes a private 0700 dir in it
@@ -144,3 +150,40 @@ def test_record_many_equals_recording_each_input_in_turn(store_kind: str, steps:
             assert batched_wakes.take() == single_wakes.take()
             assert _observed(batched) == _observed(single)
         assert_audit_clean(batched)
+
+
+def _sharing_one_transaction(
+    watch: SessionWatch, waker: RecordingWaker, items: tuple[SignalInput, ...]
+) -> list[Signal]:
+    """Each input as its own `record` write, all run together in one transaction, as callers would."""
+    core = Core.build(watch.store, clock=watch.clock, waker=waker, retention=watch.retention)
+    works = [recording.record(recording.draft(core, **item.__dict__)) for item in items]
+    assert all(isinstance(work.run, recording.RecordOne) for work in works)
+    outcomes: dict[int, Outcome] = {}
+    run_together(core.store, [work.run for work in works], outcomes.__setitem__)
+    signals = []
+    for index, work in enumerate(works):
+        committed, value = outcomes[index]
+        assert committed, value
+        done = work.finish(value)
+        publish(waker, done.wakes)  # each caller publishes its own wakes, as the schedulers do
+        signals.append(done.value)
+    return signals
+
+
+@pytest.mark.parametrize("store_kind", STORES)
+@settings(max_examples=60, deadline=None)
+@given(steps=st.lists(_STEPS, min_size=1, max_size=6))
+def test_records_sharing_a_transaction_equal_recording_each_in_turn(
+    store_kind: str, steps: list[Step]
+) -> None:
+    with _twin_watches(store_kind) as (shared, shared_wakes, single, single_wakes):
+        for step in steps:
+            match step:
+                case Batch(items=items):
+                    assert _sharing_one_transaction(shared, shared_wakes, items) == _one_by_one(single, items)
+                case Drain(watcher=watcher):
+                    assert shared.drain(watcher) == single.drain(watcher)
+            assert shared_wakes.take() == single_wakes.take()
+            assert _observed(shared) == _observed(single)
+        assert_audit_clean(shared)
