@@ -55,22 +55,21 @@ class LoopScheduler:
 
     # ------------------------------------------------------------------------------- writes
 
-    async def run(self, work: Work[Any, R]) -> R:
-        """Run `work` on the writer thread; its result once it committed (its wakes published after)."""
-        value, _ = await self._submit(work, await_wakes=False)
-        return value
+    def run(self, work: Work[Any, R]) -> asyncio.Future[R]:
+        """Run `work` on the writer thread; await its result once it committed (its wakes published after)."""
+        return self._submit(work, await_wakes=False)
 
-    async def run_woken(self, work: Work[Any, R]) -> tuple[R, list[str]]:
-        """`run`, and the watchers its wakes reached (awaited before returning)."""
-        return await self._submit(work, await_wakes=True)
+    def run_woken(self, work: Work[Any, R]) -> asyncio.Future[tuple[R, list[str]]]:
+        """`run`, and the watchers its wakes reached (awaited before the answer)."""
+        return self._submit(work, await_wakes=True)
 
     async def settle(self, step: Work[Any, R] | R) -> R:
         """Run a use case's answer when it is work; an answer it gave without writing, as it is."""
         return await self.run(step) if isinstance(step, Work) else step
 
-    def _submit(self, work: Work[Any, R], *, await_wakes: bool) -> asyncio.Future[tuple[R, list[str]]]:
+    def _submit(self, work: Work[Any, Any], *, await_wakes: bool) -> asyncio.Future[Any]:
         self._check_open()
-        answer: asyncio.Future[tuple[R, list[str]]] = self._loop.create_future()
+        answer: asyncio.Future[Any] = self._loop.create_future()
         # submitted now: a later cancellation cannot take it back; finished on the loop
         self.writer.submit(work.run, functools.partial(self._finish, work, answer, await_wakes))
         return answer
@@ -88,19 +87,22 @@ class LoopScheduler:
 
     def _finish(
         self,
-        work: Work[Any, R],
-        answer: asyncio.Future[tuple[R, list[str]]],
+        work: Work[Any, Any],
+        answer: asyncio.Future[Any],
         await_wakes: bool,
         outcome: Outcome,
     ) -> None:
-        """On the loop, after the commit: the result, the wakes, a due prune (even if nobody waits now)."""
+        """On the loop, after the commit: the result, the wakes, a due prune (even if nobody waits now).
+
+        `answer` gets the work's value, or with `await_wakes` the value and the watchers woken.
+        """
         ok, value = outcome
         if not ok:
             if not answer.done():
                 answer.set_exception(value)
             return
         try:
-            result: Done[R] = work.finish(value)
+            result: Done[Any] = work.finish(value)
         except Exception as exc:  # noqa: BLE001 - the caller's own error, as the sync scheduler gives it
             if not answer.done():
                 answer.set_exception(exc)
@@ -109,13 +111,11 @@ class LoopScheduler:
             self._recorded = True  # the batch's prune check follows its last outcome
         if not await_wakes:
             self.publish_in_background(result.wakes)
-            if not answer.done():
-                answer.set_result((result.value, []))
+            _answer(answer, result.value)
             return
 
         def woken(wakes: asyncio.Future[list[str]]) -> None:
-            if not answer.done():
-                answer.set_result((result.value, wakes.result()))
+            _answer(answer, (result.value, wakes.result()))
 
         self._track(self._publish(result.wakes)).add_done_callback(woken)
 
@@ -144,6 +144,8 @@ class LoopScheduler:
 
     def publish_in_background(self, wakes: Iterable[Wake]) -> None:
         """Publish wakes without waiting for them (on the loop's thread)."""
+        if not wakes:  # nearly every record opens no notice
+            return
         wakes = list(wakes)
         if wakes and self._core.waker is not None:
             self._track(self._publish(wakes))
@@ -206,3 +208,9 @@ class LoopScheduler:
         await self._loop.run_in_executor(self._readers, self._core.store.close)
         await asyncio.to_thread(self._readers.shutdown)  # joins them, off the loop
         await asyncio.to_thread(self._wakes.shutdown)
+
+
+def _answer(answer: asyncio.Future[Any], value: object) -> None:
+    """Answer the awaiting coroutine, unless it was cancelled meanwhile."""
+    if not answer.done():
+        answer.set_result(value)

@@ -10,7 +10,7 @@ text) and answers None.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol, TypeVar, cast
@@ -69,8 +69,8 @@ class Scheduler(Protocol):
 class AsyncScheduler(Protocol):
     """What runs a `Work` for a coroutine."""
 
-    async def run(self, work: Work[Any, R]) -> R:
-        """Run the work and what it owes after its commit; its result."""
+    def run(self, work: Work[Any, R]) -> Awaitable[R]:
+        """Run the work and what it owes after its commit; await its result."""
         ...
 
 

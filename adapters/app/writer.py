@@ -49,6 +49,7 @@ class WriterThread:
         self._queue: deque[tuple[Write, Done]] = deque()
         self._ready = threading.Condition(threading.Lock())
         self._closing = False
+        self._idle = False  # the writer waits for work: a submission must wake it
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
 
@@ -63,7 +64,8 @@ class WriterThread:
             if self._closing:
                 raise StoreError("the store is closed")
             self._queue.append((work, done))
-            self._ready.notify()
+            if self._idle:  # a busy writer takes the queue when its batch is done
+                self._ready.notify()
 
     def close(self, timeout: float | None = None) -> bool:
         """Finish the writes queued so far, then stop; True when the thread has ended."""
@@ -78,7 +80,9 @@ class WriterThread:
         while True:
             with self._ready:
                 while not self._queue and not self._closing:
+                    self._idle = True
                     self._ready.wait()
+                    self._idle = False
                 if not self._queue:  # closing, and nothing left
                     return
                 batch = [self._queue.popleft() for _ in range(min(len(self._queue), BATCH_LIMIT))]

@@ -68,7 +68,11 @@ class LoopBridge:
 
     def run(self, work: Work[Any, R]) -> R:
         """Run `work` on the writer thread and wait for it (from a thread other than the loop's)."""
-        return asyncio.run_coroutine_threadsafe(self._scheduler.run(work), self._loop).result()
+
+        async def on_the_loop() -> R:
+            return await self._scheduler.run(work)
+
+        return asyncio.run_coroutine_threadsafe(on_the_loop(), self._loop).result()
 
 
 def answer(value: R | Awaitable[R], loop: asyncio.AbstractEventLoop) -> R:
