@@ -1,15 +1,14 @@
 """Building the store a URL names: memory, a SQLite file (the default), or PostgreSQL.
 
-The PostgreSQL store and its driver are imported only when a `postgresql://` URL asks for them.
+Each store module is imported only when a URL of its kind is opened (the PostgreSQL one also needs
+its driver), so importing the façade costs none of them.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from sessionwatch.adapters.stores.memory import MemorySignalStore
 from sessionwatch.adapters.stores.port import SignalStore, StoreError
-from sessionwatch.adapters.stores.sqlite import SqliteSignalStore
 from sessionwatch.adapters.stores.urls import parse_url
 
 
@@ -21,6 +20,8 @@ def open_store(
     """Build the store `url` names (None: `$SESSIONWATCH_URL`, else `./sessionwatch.db`)."""
     parsed = parse_url(url)
     if parsed.scheme == "memory":
+        from sessionwatch.adapters.stores.memory import MemorySignalStore  # noqa: PLC0415
+
         return MemorySignalStore()
     if parsed.postgres is not None:
         if synchronous is not None:
@@ -34,4 +35,6 @@ def open_store(
         return PostgresSignalStore(parsed.postgres)
     if synchronous is not None and parsed.synchronous is not None and synchronous != parsed.synchronous:
         raise ValueError("synchronous: the argument and the URL disagree")
+    from sessionwatch.adapters.stores.sqlite import SqliteSignalStore  # noqa: PLC0415
+
     return SqliteSignalStore(parsed.path, synchronous=synchronous or parsed.synchronous or "normal")

@@ -1,0 +1,106 @@
+"""`import sessionwatch` loads no store driver, no session tools and no CLI; each name loads on first use.
+
+The package root names its exports twice: `TYPE_CHECKING` imports for type checkers and a
+name -> module table that `__getattr__` imports from at run time. These tests hold the two to one
+another (every exported name resolves to the object its typed import names), check that a fresh
+interpreter's `import sessionwatch` leaves the heavy parts unloaded, and that `__version__` is the
+installed distribution's.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.metadata
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import sessionwatch
+
+ROOT = Path(sessionwatch.__file__)
+
+NOT_LOADED_BY_IMPORT = (
+    "psycopg",
+    "sessionwatch.adapters.stores.postgres",
+    "sessionwatch.adapters.tools",
+    "sessionwatch.domain.tools",
+    "sessionwatch.adapters.entry.cli",
+)
+"""Module prefixes `import sessionwatch` must not load (`cli` also covers `cli_commands`, `cli_text`)."""
+
+
+def typed_imports() -> dict[str, tuple[str, str]]:
+    """Exported name -> (module, name there), as the root's `TYPE_CHECKING` block imports it."""
+    tree = ast.parse(ROOT.read_text(encoding="utf-8"))
+    [block] = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+    ]
+    found: dict[str, tuple[str, str]] = {}
+    for statement in block.body:
+        if isinstance(statement, ast.ImportFrom):
+            assert statement.module is not None
+            for alias in statement.names:
+                found[alias.asname or alias.name] = (statement.module, alias.name)
+    return found
+
+
+def loaded_after(statement: str) -> list[str]:
+    """The modules a fresh interpreter has loaded after running `statement`."""
+    script = f"{statement}\nimport sys\nprint('\\n'.join(sorted(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    return result.stdout.split()
+
+
+def heavy(modules: list[str]) -> list[str]:
+    return [m for m in modules if m.startswith(NOT_LOADED_BY_IMPORT)]
+
+
+def test_import_sessionwatch_loads_no_driver_no_tools_and_no_cli() -> None:
+    modules = loaded_after("import sessionwatch")
+    assert "sessionwatch" in modules
+    assert heavy(modules) == []
+
+
+def test_opening_a_sqlite_store_loads_no_driver_no_tools_and_no_cli(tmp_path: Path) -> None:
+    url = str(tmp_path / "first.db")
+    modules = loaded_after(f"import sessionwatch\nsessionwatch.open({url!r}).close()")
+    assert "sessionwatch.adapters.stores.sqlite" in modules
+    assert heavy(modules) == []
+
+
+def test_the_check_sees_what_the_tools_load() -> None:
+    assert heavy(loaded_after("import sessionwatch\nsessionwatch.SessionTools")) != []
+
+
+def test_every_exported_name_has_one_typed_import() -> None:
+    assert sorted(typed_imports()) == sorted(sessionwatch.__all__)
+
+
+@pytest.mark.parametrize("name", sorted(sessionwatch.__all__))
+def test_every_exported_name_resolves_to_the_object_its_typed_import_names(name: str) -> None:
+    module, original = typed_imports()[name]
+    assert getattr(sessionwatch, name) is getattr(importlib.import_module(module), original)
+
+
+def test_from_import_and_dir_see_every_exported_name() -> None:
+    namespace: dict[str, object] = {}
+    exec("from sessionwatch import *", namespace)  # noqa: S102 - the star import is what is tested
+    assert set(sessionwatch.__all__) <= set(namespace)
+    assert set(sessionwatch.__all__) | {"__version__"} <= set(dir(sessionwatch))
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no_such_name"):
+        _ = sessionwatch.no_such_name  # type: ignore[attr-defined]
+
+
+def test_the_version_is_the_installed_distributions() -> None:
+    assert sessionwatch.__version__ == importlib.metadata.version("sessionwatch")
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    assert sessionwatch.__version__ == project["project"]["version"]
