@@ -20,7 +20,7 @@ from sessionwatch.adapters.app.group_commit import GroupCommit
 from sessionwatch.adapters.app.runs import ActiveRuns, RunLedger
 from sessionwatch.adapters.app.streaks import MissingStreaks
 from sessionwatch.adapters.stores.archive import JsonlArchive
-from sessionwatch.adapters.stores.port import SignalStore, WriteTransaction
+from sessionwatch.adapters.stores.port import SignalStore, StoreError, WriteTransaction
 from sessionwatch.adapters.upstream.monitor import Monitors
 from sessionwatch.domain.keys import is_subagent_key
 from sessionwatch.domain.ports import AsyncWaker, Clock, Waker
@@ -36,6 +36,9 @@ R = TypeVar("R")
 
 Wake = tuple[str, str]
 """(watcher key, reason) of one wake request."""
+
+CLOSED = "the store is closed"
+"""The one message of every call on a closed store, whatever the store and the method."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +69,14 @@ def done(value: R) -> Done[R]:
 
 @dataclass(eq=False)
 class Core:
-    """What every use case runs against; one per open store."""
+    """What every use case runs against; one per open store.
 
-    store: SignalStore
+    Once closed, every use case raises `StoreError(CLOSED)`: those that use the store when they
+    reach it (`store`), the others and every write before they start (`check_open`).
+    """
+
+    opened_store: SignalStore
+    """The store as opened: `store` unless closed (closing it goes through `close`)."""
     clock: Clock
     waker: Waker | AsyncWaker | None
     """The host's wake port: a sync one (the sync façade's), or either kind (the async façade's)."""
@@ -86,6 +94,7 @@ class Core:
     """The upstream monitors started over this store (stopped when it closes)."""
     last_prune_ms: int
     """When this process last saw a prune run (the throttle's start, ADR-0008)."""
+    closed: bool = False
 
     @classmethod
     def build(
@@ -93,7 +102,7 @@ class Core:
     ) -> Core:
         """A core over `store`; the prune throttle counts from the last prune, else from now."""
         return cls(
-            store=store,
+            opened_store=store,
             clock=clock,
             waker=waker,
             retention=retention,
@@ -105,6 +114,23 @@ class Core:
             monitors=Monitors(),
             last_prune_ms=store.last_prune_ms() or to_epoch_ms(clock.now()),
         )
+
+    @property
+    def store(self) -> SignalStore:
+        """The store; `StoreError(CLOSED)` once closed."""
+        self.check_open()
+        return self.opened_store
+
+    def check_open(self) -> None:
+        """Raise `StoreError(CLOSED)` once closed."""
+        if self.closed:
+            raise StoreError(CLOSED)
+
+    def close(self) -> None:
+        """Release the store; every later use case raises `StoreError(CLOSED)`. Closing again is harmless."""
+        if not self.closed:
+            self.closed = True
+            self.opened_store.close()
 
     def now_ms(self) -> int:
         """The clock's time in epoch milliseconds."""

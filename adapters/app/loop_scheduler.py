@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final, ParamSpec, TypeVar
 
 from sessionwatch.adapters.app import maintenance
-from sessionwatch.adapters.app.core import Core, Done, Wake, Work, log_wake_failure, logger, publish
+from sessionwatch.adapters.app.core import CLOSED, Core, Done, Wake, Work, log_wake_failure, logger, publish
 from sessionwatch.adapters.app.together import Outcome
 from sessionwatch.adapters.app.writer import Settled, WriterThread, call_each
 from sessionwatch.adapters.stores.port import StoreError
@@ -44,7 +44,7 @@ class LoopScheduler:
     def __init__(self, core: Core, loop: asyncio.AbstractEventLoop) -> None:
         self._core = core
         self._loop = loop
-        self.writer = WriterThread(core.store, deliver=self._deliver)
+        self.writer = WriterThread(core.opened_store, deliver=self._deliver)
         self._readers = ThreadPoolExecutor(READER_THREADS, thread_name_prefix="sessionwatch-reader")
         self._wakes = ThreadPoolExecutor(1, thread_name_prefix="sessionwatch-waker")  # sync wakers, in order
         self._async_waker = is_async_waker(core.waker)
@@ -193,7 +193,7 @@ class LoopScheduler:
 
     def _check_open(self) -> None:
         if self.closed:
-            raise StoreError("the store is closed")
+            raise StoreError(CLOSED)
 
     # ---------------------------------------------------------------------------- shutdown
 
@@ -205,7 +205,7 @@ class LoopScheduler:
         self.closed = True
         await self._loop.run_in_executor(self._readers, self.writer.close)
         await self.idle()  # the wakes of the writes it just finished
-        await self._loop.run_in_executor(self._readers, self._core.store.close)
+        await self._loop.run_in_executor(self._readers, self._core.close)
         await asyncio.to_thread(self._readers.shutdown)  # joins them, off the loop
         await asyncio.to_thread(self._wakes.shutdown)
 

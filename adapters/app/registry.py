@@ -158,6 +158,7 @@ def run_started(
     mode: object = None,
 ) -> None:
     """A run of the session began: the upstream monitor leaves its link alone until it ends."""
+    core.check_open()
     identity = resolve_identity(key, agent_id)
     run = check_text(run_id, "run_id")
     requester = check_key(requester_key, "requester_key") if requester_key is not None else None
@@ -176,6 +177,7 @@ def run_ended(
     core: Core, key: object, run_id: object, *, agent_id: object = None, outcome: object = None
 ) -> None:
     """A run of the session ended (an unknown run id changes nothing); `outcome` None when unknown."""
+    core.check_open()
     run = check_text(run_id, "run_id")
     if outcome is not None and outcome not in _RUN_OUTCOMES:
         raise InvalidSignal("outcome", f"must be one of {', '.join(_RUN_OUTCOMES)}")
@@ -186,6 +188,7 @@ def run_ended(
 
 def runs(core: Core) -> list[RunRecord]:
     """The runs this process heard of: active ones and those ended within a day, newest first."""
+    core.check_open()
     return core.run_ledger.records(now_ms=core.now_ms())
 
 

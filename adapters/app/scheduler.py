@@ -30,8 +30,9 @@ class CallerScheduler:
         return self.run(step) if isinstance(step, Work) else step
 
     def run_woken(self, work: Work[Any, R]) -> tuple[R, list[str]]:
-        """`run`, and the watchers its wakes reached."""
+        """`run`, and the watchers its wakes reached; `StoreError` before anything runs once closed."""
         core = self._core
+        core.check_open()
         result: Done[R] = work.finish(core.writes.run(work.run))
         woken = publish(core.waker, result.wakes) if result.wakes else []
         if result.recorded:

@@ -379,6 +379,7 @@ def tick(
     gate: PublishGate | None = None,
 ) -> TickReport:
     """One monitor pass; `providers` maps a catalog id to its provider."""
+    core.check_open()
     return UpstreamPass(core, scheduler, dict(providers), transcripts, gate or PublishGate()).run()
 
 
@@ -407,6 +408,7 @@ def start_monitor(
 
     `stop()` on the handle (or closing the store) ends it; nothing is published afterwards.
     """
+    core.check_open()
     every, first = monitor_timing(interval, initial_delay)
     chosen = dict(providers)
     handle = MonitorHandle(

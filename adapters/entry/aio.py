@@ -22,7 +22,7 @@ from pydantic import JsonValue
 
 from sessionwatch.adapters.app import maintenance, notices, queries, recording, registry, upstream
 from sessionwatch.adapters.app.clock import SystemClock
-from sessionwatch.adapters.app.core import Core, wakes_from_elsewhere
+from sessionwatch.adapters.app.core import CLOSED, Core, wakes_from_elsewhere
 from sessionwatch.adapters.app.loop_scheduler import LoopScheduler
 from sessionwatch.adapters.app.recording import SignalInput
 from sessionwatch.adapters.app.reports import (
@@ -121,7 +121,7 @@ class AsyncSessionWatch:
     def _open_core(self) -> Core:
         """The core, for what runs on the loop without a store call; `StoreError` once closed, as they do."""
         if self._scheduler.closed:
-            raise StoreError("the store is closed")
+            raise StoreError(CLOSED)
         return self._core
 
     # ------------------------------------------------------------------------------- lifecycle
@@ -153,7 +153,7 @@ class AsyncSessionWatch:
     @property
     def store(self) -> SignalStore:
         """The underlying store (for audits and tests; its calls block: use them off the loop)."""
-        return self._core.store
+        return self._core.opened_store
 
     @property
     def clock(self) -> Clock:

@@ -90,7 +90,7 @@ class SessionWatch:
     def close(self) -> None:
         """Stop the upstream monitors started here, then release the store."""
         self._core.monitors.stop_all()
-        self._core.store.close()
+        self._core.close()
 
     def __enter__(self) -> Self:
         return self
@@ -108,7 +108,7 @@ class SessionWatch:
     @property
     def store(self) -> SignalStore:
         """The underlying store (for audits and tests)."""
-        return self._core.store
+        return self._core.opened_store
 
     @property
     def clock(self) -> Clock:
