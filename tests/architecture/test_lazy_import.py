@@ -61,10 +61,22 @@ def heavy(modules: list[str]) -> list[str]:
     return [m for m in modules if m.startswith(NOT_LOADED_BY_IMPORT)]
 
 
-def test_import_sessionwatch_loads_no_driver_no_tools_and_no_cli() -> None:
-    modules = loaded_after("import sessionwatch")
-    assert "sessionwatch" in modules
+@pytest.mark.parametrize(
+    ("statement", "loaded"),
+    [
+        ("import sessionwatch", "sessionwatch"),
+        ("from sessionwatch import SessionWatch, open", "sessionwatch.adapters.entry.watch"),
+        ("import sessionwatch.aio", "sessionwatch.adapters.entry.aio"),
+    ],
+)
+def test_importing_loads_no_driver_no_tools_and_no_cli(statement: str, loaded: str) -> None:
+    modules = loaded_after(statement)
+    assert loaded in modules
     assert heavy(modules) == []
+
+
+def test_import_sessionwatch_loads_none_of_its_exports() -> None:
+    assert [m for m in loaded_after("import sessionwatch") if m.startswith("sessionwatch.")] == []
 
 
 def test_opening_a_sqlite_store_loads_no_driver_no_tools_and_no_cli(tmp_path: Path) -> None:
