@@ -1,4 +1,4 @@
-"""sessionwatch: session state awareness for multi-agent gateways (see README.md).
+"""sessionwatch: session state awareness for multi-agent gateways (README.md, and the guides in docs/).
 
 `sessionwatch.open()` gives a `SessionWatch` on the embedded SQLite default. The names below load
 on first use (PEP 562), so `import sessionwatch` stays cheap: the store drivers, the session tools

@@ -1,9 +1,9 @@
-"""Typed errors the domain raises for input a caller must correct (SPEC §3.3, §7.1, §13.1)."""
+"""Typed errors the domain raises for input a caller must correct."""
 
 from __future__ import annotations
 
 
-class InvalidSignal(ValueError):  # noqa: N818 - the name is part of the public API (SPEC §13)
+class InvalidSignal(ValueError):  # noqa: N818 - the name is part of the public API
     """A signal, key or watch request is malformed; nothing was written.
 
     `field` names the offending input and `reason` says what is wrong with it.
@@ -15,7 +15,7 @@ class InvalidSignal(ValueError):  # noqa: N818 - the name is part of the public 
         self.reason = reason
 
 
-class InvalidQuery(ValueError):  # noqa: N818 - public API name (SPEC §13)
+class InvalidQuery(ValueError):  # noqa: N818 - public API name
     """A query argument is out of its domain, such as a negative `changes_since`."""
 
     def __init__(self, field: str, reason: str) -> None:
@@ -24,8 +24,8 @@ class InvalidQuery(ValueError):  # noqa: N818 - public API name (SPEC §13)
         self.reason = reason
 
 
-class UnknownSession(LookupError):  # noqa: N818 - public API name (SPEC §13)
-    """The session identity was never upserted nor signalled, or it was deleted (SPEC §7.1)."""
+class UnknownSession(LookupError):  # noqa: N818 - public API name
+    """The session identity was never upserted nor signalled, or it was deleted."""
 
     def __init__(self, key: str) -> None:
         super().__init__(f"Unknown sessionKey: {key}")

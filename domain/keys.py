@@ -1,4 +1,4 @@
-"""Session keys and identities (SPEC §2, §13.1). Pure string rules, no I/O."""
+"""Session keys and identities. Pure string rules, no I/O."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ _AGENT_PREFIX = "agent:"
 
 
 class SessionIdentity(NamedTuple):
-    """A session is identified by its key together with its agent id (SPEC §2)."""
+    """A session is identified by its key together with its agent id."""
 
     session_key: str
     agent_id: str
@@ -46,7 +46,7 @@ def is_subagent_key(key: str) -> bool:
 
 
 def key_problem(key: object) -> str | None:
-    """Why `key` is malformed (SPEC §13.1), or None for a well-formed key."""
+    """Why `key` is malformed, or None for a well-formed key."""
     if not isinstance(key, str):
         return "must be a string"
     if not key.strip():

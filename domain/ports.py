@@ -20,7 +20,7 @@ class Clock(Protocol):
 
 @runtime_checkable
 class Waker(Protocol):
-    """The host's heartbeat: wakes a watcher's turn (SPEC §6.4)."""
+    """The host's heartbeat: wakes a watcher's turn."""
 
     def wake(self, watcher_key: str, reason: str) -> None:
         """Ask the host to run `watcher_key`'s turn soon; `reason` is `session-state:<target>`."""
@@ -29,7 +29,7 @@ class Waker(Protocol):
 
 @runtime_checkable
 class UpstreamProvider(Protocol):
-    """Answers the monitor's probes for one catalog (SPEC §10, §13): activity, missing, or nothing.
+    """Answers the monitor's probes for one catalog: activity, missing, or nothing.
 
     At most one answer per probe, matched by session key; a probe without an answer means nothing
     changed. Raising fails this catalog's probes for this tick only.

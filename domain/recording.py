@@ -99,7 +99,7 @@ def _check_actor_type(actor_type: object) -> ActorType:
 
 
 def check_watchers(watchers: object) -> tuple[str, ...]:
-    """Producer watchers: well-formed keys; bare ones are kept here and never notified (SPEC §4)."""
+    """Producer watchers: well-formed keys; bare ones are kept here and never notified."""
     if type(watchers) is tuple and not watchers:  # nearly every signal names none
         return ()
     if isinstance(watchers, str) or not isinstance(watchers, list | tuple | set | frozenset):

@@ -1,4 +1,4 @@
-"""The session registry's metadata (SPEC-tools §T10): what the session tools read besides the head.
+"""The session registry's metadata: what the session tools read besides the head.
 
 Values only. The Session stream carries them (`session.meta_updated.v1` in `domain.session`): each
 update names the fields it changes, so the stream is the registry's history. Nothing here is
@@ -44,7 +44,7 @@ Count = Field(default=None, ge=0)
 
 
 class SessionMeta(BaseModel):
-    """Every §T10 registry field but the four `session.upserted.v1` sets.
+    """Every registry field but the four `session.upserted.v1` sets.
 
     Those are `session_id`, `kind`, `spawned_by` and `parent_session_key`. Times are epoch
     milliseconds; flags default to False; everything else to unset (None).

@@ -1,4 +1,4 @@
-"""Retention (SPEC §8): how long and how much history is kept, and the prune as a stored fact.
+"""Retention: how long and how much history is kept, and the prune as a stored fact.
 
 A prune removes signals older than the age cut-off, then all but the newest `max_signals` globally,
 then cursors not updated within the window. Heads never go down; each session's prune watermark
@@ -25,7 +25,7 @@ DAY_MS = 86_400_000
 
 
 class Retention(BaseModel):
-    """How much history is kept (SPEC §8); `archive` appends every pruned signal to a JSON Lines file."""
+    """How much history is kept; `archive` appends every pruned signal to a JSON Lines file."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -57,7 +57,7 @@ class Retention(BaseModel):
 class PruneCutoffs(BaseModel):
     """What one prune removes.
 
-    Signals older than `occurred_before_ms` (display time, as SPEC §8 says), then signals with
+    Signals older than `occurred_before_ms` (display time), then signals with
     `sequence <= through_sequence` (the global cap), and cursors last updated before
     `cursors_updated_before_ms` (the local clock).
     """

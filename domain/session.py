@@ -1,7 +1,7 @@
 """The Session stream: one per session identity (key, agent id). Pure decide/evolve.
 
 Invariant: the head (`stateVersion`) never goes down while the session exists, and every recorded
-sequence of the stream is above the head it found (SPEC §2). Deletion forgets the identity.
+sequence of the stream is above the head it found. Deletion forgets the identity.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ _SIGNAL_RECORDED: Final = "session.signal_recorded.v1"
 
 
 class SessionReset(Event):
-    """The session was reset: the cursors it holds as watcher go; its history stays (SPEC §9)."""
+    """The session was reset: the cursors it holds as watcher go; its history stays."""
 
     type: Literal["session.reset.v1"] = "session.reset.v1"
     session_key: str
@@ -88,7 +88,7 @@ class SessionReset(Event):
 
 
 class SessionDeleted(Event):
-    """The identity was deleted with its signals and head (SPEC §9)."""
+    """The identity was deleted with its signals and head."""
 
     type: Literal["session.deleted.v1"] = "session.deleted.v1"
     session_key: str
@@ -96,7 +96,7 @@ class SessionDeleted(Event):
 
 
 class SessionMetaUpdated(Event):
-    """Registry metadata of the session changed (SPEC-tools §T10).
+    """Registry metadata of the session changed.
 
     `changed` names the fields this update set, in `META_FIELDS` order; `meta` holds their new
     values (its other fields are at their defaults and mean nothing).
@@ -213,10 +213,10 @@ class SessionState:
     kind: str = DEFAULT_KIND
     spawned_by: str | None = None
     parent_session_key: str | None = None
-    registered: bool = False  # upserted and not deleted: the sweep's "watcher exists" (SPEC §13)
+    registered: bool = False  # upserted and not deleted: the sweep's "watcher exists"
     head: int = 0
-    pruned_through: int = 0  # the prune watermark (SPEC §2)
-    meta: SessionMeta | None = None  # the registry metadata (SPEC-tools §T10); None until first set
+    pruned_through: int = 0  # the prune watermark
+    meta: SessionMeta | None = None  # the registry metadata; None until first set
 
     @property
     def identity(self) -> SessionIdentity:
@@ -319,7 +319,7 @@ def decide(command: SessionCommand, state: SessionState) -> list[SessionEvent]:
             return [SessionReset(session_key=state.session_key, agent_id=state.agent_id)]
         case UpdateSessionMeta():
             return _decide_meta(command, state)
-        case DeleteSession():  # a watcher known only by its cursors still loses them (SPEC §9)
+        case DeleteSession():  # a watcher known only by its cursors still loses them
             if not state.known and not command.has_cursors:
                 return []
             return [SessionDeleted(session_key=state.session_key, agent_id=state.agent_id)]

@@ -1,4 +1,4 @@
-"""Signal kinds, actors, payload and summary rules (SPEC §3, §4, §6.2). Pure values and checks."""
+"""Signal kinds, actors, payload and summary rules. Pure values and checks."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ FailedOutcome: TypeAlias = Literal["error", "timeout", "cancelled"]
 
 
 class SignalKind(StrEnum):
-    """The recorded kinds of SPEC §3.1; the values are the stored names."""
+    """The kinds a signal can have; the values are the stored names."""
 
     HUMAN_DIRECT_MESSAGE = "human_direct_message"
     UPSTREAM_MISSING = "upstream_missing"
@@ -43,7 +43,7 @@ class SignalKind(StrEnum):
 NOTIFYING_KINDS = frozenset(
     {SignalKind.HUMAN_DIRECT_MESSAGE, SignalKind.UPSTREAM_MISSING, SignalKind.GOAL_CHANGED}
 )
-"""Kinds that make a watcher's view stale (SPEC §3.1); `child_spawned` seeds instead."""
+"""Kinds that make a watcher's view stale; `child_spawned` seeds instead."""
 
 PAYLOAD_KEYS: dict[SignalKind, frozenset[str]] = {
     SignalKind.HUMAN_DIRECT_MESSAGE: frozenset({"turns", "channel"}),
@@ -51,10 +51,10 @@ PAYLOAD_KEYS: dict[SignalKind, frozenset[str]] = {
     SignalKind.RUN_FAILED: frozenset({"outcome"}),
     SignalKind.UPSTREAM_MISSING: frozenset({"channel"}),
 }
-"""The payload whitelist per kind (SPEC §13.1); kinds not listed carry no payload."""
+"""The payload whitelist per kind; kinds not listed carry no payload."""
 
 PUBLIC_PAYLOAD_KEYS = ("outcome", "channel", "turns")
-"""The payload keys `session_status` shows (SPEC §7.1)."""
+"""The payload keys `session_status` shows."""
 
 
 class Actor(BaseModel):
@@ -88,7 +88,7 @@ def classify_actor(
     internal_events: bool = False,
     session_effects: str | None = None,
 ) -> Actor:
-    """Classify a turn's actor from its input provenance (SPEC §4)."""
+    """Classify a turn's actor from its input provenance."""
     if provenance_kind == "inter_session":
         return Actor.agent(source_session_key) if source_session_key else Actor(actor_type="agent")
     if provenance_kind == "internal_system" or internal_events or session_effects == "internal":
@@ -124,7 +124,7 @@ def check_summary(summary: object) -> str:
     return _checked_summary(summary) if type(summary) is str else _check_summary_text(summary)
 
 
-@functools.lru_cache(maxsize=1024)  # summaries are fixed phrases (SPEC §3.2): few, and repeated
+@functools.lru_cache(maxsize=1024)  # summaries are fixed phrases: few, and repeated
 def _checked_summary(summary: str) -> str:
     """`_check_summary_text` remembered (a refusal raises again each time: exceptions are never cached)."""
     return _check_summary_text(summary)
@@ -162,7 +162,7 @@ def check_kind(kind: object) -> SignalKind:
 
 
 def check_payload(kind: SignalKind, payload: object) -> Payload | None:
-    """A payload is a JSON object of whitelisted metadata keys, at most 4 KiB (SPEC §13.1)."""
+    """A payload is a JSON object of whitelisted metadata keys, at most 4 KiB."""
     if payload is None:
         return None
     if isinstance(payload, Payload):
@@ -225,7 +225,7 @@ _ONE_MS = timedelta(milliseconds=1)
 
 
 def to_epoch_ms(moment: datetime) -> int:
-    """Aware datetime to epoch milliseconds, the stored and wire format (SPEC §13)."""
+    """Aware datetime to epoch milliseconds, the stored and wire format."""
     return (moment - EPOCH) // _ONE_MS
 
 
@@ -255,7 +255,7 @@ def clamp_occurred_at(occurred_at: object, now: datetime) -> int:
 
 
 def notice_text(target: str, last_seen: int) -> str:
-    """The one notice line a stale watcher gets for a target (SPEC §6.2), byte-stable."""
+    """The one notice line a stale watcher gets for a target, byte-stable."""
     return (
         f'Session "{target}" changed (other actor). Reconcile before acting: '
         f'session_status sessionKey "{target}" changesSince {last_seen}.'
@@ -263,7 +263,7 @@ def notice_text(target: str, last_seen: int) -> str:
 
 
 def human_message_summary(channel: object) -> str:
-    """`human message via <channel>`, the channel trimmed, `unknown` when empty (SPEC §3.2)."""
+    """`human message via <channel>`, the channel trimmed, `unknown` when empty."""
     if channel is not None and not isinstance(channel, str):  # bytes would read as "b'...'"
         raise InvalidSignal("channel", "must be a string")
     trimmed = (channel or "").strip()

@@ -1,4 +1,4 @@
-"""Upstream links of adopted sessions and the monitor's rules (SPEC §10). Pure values and decisions.
+"""Upstream links of adopted sessions and the monitor's rules. Pure values and decisions.
 
 An adopted session (from a local Claude Code or Codex transcript, say) has at most one upstream
 link: where its upstream lives and a `marker` saying how far it was read. The link is its own
@@ -26,10 +26,10 @@ from sessionwatch.domain.signals import SignalKind
 from sessionwatch.domain.text import has_control_character
 
 MISSES_BEFORE_MISSING = 3
-"""Consecutive misses of one link version that make the upstream missing (SPEC §10)."""
+"""Consecutive misses of one link version that make the upstream missing."""
 
 OWN_TEXTS_LIMIT = 10
-"""How many of the session's own recent user texts a probe carries for self-echo (SPEC §10)."""
+"""How many of the session's own recent user texts a probe carries for self-echo."""
 
 
 def normalize_text(text: str) -> str:
@@ -45,7 +45,7 @@ class _Value(BaseModel):
 
 
 class UpstreamProbe(_Value):
-    """One question to a provider: has this link's upstream changed since `marker`? (SPEC §13)."""
+    """One question to a provider: has this link's upstream changed since `marker`?."""
 
     session_key: str
     agent_id: str
@@ -81,7 +81,7 @@ UpstreamAnswer: TypeAlias = UpstreamActivity | UpstreamMissing
 
 
 class UpstreamSource(_Value):
-    """Where a link points; a link to another source rebases the marker (SPEC §10)."""
+    """Where a link points; a link to another source rebases the marker."""
 
     catalog_id: str
     host_id: str
@@ -135,7 +135,7 @@ class _LinkEvent(Event):
 
 
 class UpstreamLinked(_LinkEvent):
-    """The session was linked (or re-linked) to its upstream at `marker` (SPEC §10)."""
+    """The session was linked (or re-linked) to its upstream at `marker`."""
 
     type: Literal["upstream.linked.v1"] = "upstream.linked.v1"
     source: UpstreamSource
@@ -303,17 +303,17 @@ def missing_dedupe_key(link: UpstreamLinkState) -> str:
 
 
 def activity_summary(catalog_id: str) -> str:
-    """The summary of upstream human turns (SPEC §3.2)."""
+    """The summary of upstream human turns."""
     return f"human message via {catalog_id.strip() or 'unknown'}"
 
 
 def missing_summary(catalog_id: str) -> str:
-    """The summary of a vanished upstream (SPEC §3.2)."""
+    """The summary of a vanished upstream."""
     return f"upstream missing via {catalog_id.strip() or 'unknown'}"
 
 
 def turns_payload(human_turns: int) -> dict[str, JsonValue] | None:
-    """`{"turns": n}` for a burst (n > 1), else no payload (SPEC §3.2)."""
+    """`{"turns": n}` for a burst (n > 1), else no payload."""
     return {"turns": human_turns} if human_turns > 1 else None
 
 
@@ -363,7 +363,7 @@ Verdict: TypeAlias = RecordActivity | AdvanceOnly | CountMiss | RecordMissing | 
 
 
 def judge(answer: UpstreamAnswer | None, *, streak: int, run_started: bool) -> Verdict:
-    """What one answer about one link means (SPEC §10).
+    """What one answer about one link means.
 
     `streak` is the link version's consecutive misses before this answer; `run_started` says a run
     of the session is active or started since the scan began. Activity and a missing third strike
@@ -391,7 +391,7 @@ def judge(answer: UpstreamAnswer | None, *, streak: int, run_started: bool) -> V
 
 
 class PlannedSignal(_Value):
-    """The signal a verdict records, before validation and its sequence (SPEC §3.2, §10)."""
+    """The signal a verdict records, before validation and its sequence."""
 
     kind: SignalKind
     actor_type: Literal["human", "system"]
@@ -411,7 +411,7 @@ class Publication(_Value):
 def publication(
     link: UpstreamLinkState, verdict: RecordActivity | AdvanceOnly | RecordMissing, *, at_ms: int
 ) -> Publication:
-    """What a writing verdict records and how it moves the link (SPEC §10)."""
+    """What a writing verdict records and how it moves the link."""
     ids = {"session_key": link.session_key, "agent_id": link.agent_id, "at_ms": at_ms}
     catalog = link.source.catalog_id
     if isinstance(verdict, RecordMissing):

@@ -2,7 +2,7 @@
 
 `L` (last seen, acknowledged), `N` (notified, the frozen notice watermark), `M` (material, the latest
 notify-worthy sequence). A notice is pending exactly while `N > L`, and its text depends only on
-the target key and `L`, so it stays byte-identical however many changes follow (SPEC §5, §6).
+the target key and `L`, so it stays byte-identical however many changes follow.
 
 Stored per cursor are the watcher's own acts: registration, acknowledgement and `unwatch`. Seeding,
 material updates, the clean-up on reset and delete, and the sweep's re-freeze are *implied* by a
@@ -31,7 +31,7 @@ from sessionwatch.domain.signals import NOTIFYING_KINDS, SignalKind
 
 
 class CursorKey(NamedTuple):
-    """A cursor is keyed by the watcher's key and the target's identity (agent-scoped, SPEC §5.3)."""
+    """A cursor is keyed by the watcher's key and the target's identity (agent-scoped)."""
 
     watcher: str
     target_key: str
@@ -50,7 +50,7 @@ class _CursorEvent(Event):
     watcher: str
     target_key: str
     target_agent_id: str
-    at_ms: int  # the local clock: cursors expire by it (SPEC §8)
+    at_ms: int  # the local clock: cursors expire by it
 
     @property
     def key(self) -> CursorKey:
@@ -59,14 +59,14 @@ class _CursorEvent(Event):
 
 
 class WatchRegistered(_CursorEvent):
-    """An explicit watch began at the target's head: the cursor is `(head, head, head)` (SPEC §5.2)."""
+    """An explicit watch began at the target's head: the cursor is `(head, head, head)`."""
 
     type: Literal["cursor.watch_registered.v1"] = "cursor.watch_registered.v1"
     head: int
 
 
 class NoticeAcknowledged(_CursorEvent):
-    """The watcher drained its notice: `L := N`, then `N := M` when more arrived (SPEC §6.3)."""
+    """The watcher drained its notice: `L := N`, then `N := M` when more arrived."""
 
     type: Literal["cursor.notice_acknowledged.v1"] = "cursor.notice_acknowledged.v1"
     last_seen: int
@@ -74,7 +74,7 @@ class NoticeAcknowledged(_CursorEvent):
 
 
 class WatchRemoved(_CursorEvent):
-    """The watcher stopped watching the target (`unwatch`, SPEC §16)."""
+    """The watcher stopped watching the target (`unwatch`)."""
 
     type: Literal["cursor.watch_removed.v1"] = "cursor.watch_removed.v1"
 
@@ -83,7 +83,7 @@ CursorEvent: TypeAlias = WatchRegistered | NoticeAcknowledged | WatchRemoved
 
 
 class NoticesSwept(Event):
-    """The restart sweep ran at `at_ms` (SPEC §6.5).
+    """The restart sweep ran at `at_ms`.
 
     Every open notice of an existing watcher was re-frozen at `M` and stamped; which cursors that
     touched is implied by the cursors and sessions as they were, as for signals (ADR-0007).
@@ -97,14 +97,14 @@ class NoticesSwept(Event):
 
 
 class CursorSeeded(_CursorEvent):
-    """Implied by `child_spawned`: the requester's cursor on the child is `(s, s, s)` (SPEC §5.1)."""
+    """Implied by `child_spawned`: the requester's cursor on the child is `(s, s, s)`."""
 
     type: Literal["cursor.seeded"] = "cursor.seeded"
     sequence: int
 
 
 class MaterialSignalSeen(_CursorEvent):
-    """Implied by a notifying signal: `N := e` if no notice was outstanding, `M := e` (SPEC §6.1)."""
+    """Implied by a notifying signal: `N := e` if no notice was outstanding, `M := e`."""
 
     type: Literal["cursor.material_seen"] = "cursor.material_seen"
     sequence: int
@@ -113,13 +113,13 @@ class MaterialSignalSeen(_CursorEvent):
 
 
 class CursorDropped(_CursorEvent):
-    """Implied by a reset of the watcher or a deletion of either session (SPEC §5.4, §9)."""
+    """Implied by a reset of the watcher or a deletion of either session."""
 
     type: Literal["cursor.dropped"] = "cursor.dropped"
 
 
 class NoticeRefrozen(_CursorEvent):
-    """Implied by a sweep: an open notice re-frozen at the material position, `N := M` (SPEC §6.5)."""
+    """Implied by a sweep: an open notice re-frozen at the material position, `N := M`."""
 
     type: Literal["cursor.refrozen"] = "cursor.refrozen"
     notified: int
@@ -213,7 +213,7 @@ class CursorState(BaseModel):
 
     @property
     def pending(self) -> bool:
-        """A notice is pending exactly while `N > L` (SPEC §6.3)."""
+        """A notice is pending exactly while `N > L`."""
         return self.notified > self.last_seen
 
 
@@ -255,13 +255,13 @@ def decide(command: CursorCommand, state: CursorState | None) -> list[CursorEven
     """The watcher's acts; `[]` means nothing to do, so a retried command is free."""
     match command:
         case RegisterWatch():
-            if state is not None:  # re-watching must not clobber a pending notice (SPEC §5.2)
+            if state is not None:  # re-watching must not clobber a pending notice
                 return []
             return [WatchRegistered(**command.ids(), head=command.head)]
         case AcknowledgeNotice():
             if state is None or not state.pending:
                 return []
-            # L := N, never to the head: that would lose an interleaved signal (SPEC §6.3).
+            # L := N, never to the head: that would lose an interleaved signal.
             follow_up = max(state.notified, state.material)
             return [NoticeAcknowledged(**command.ids(), last_seen=state.notified, notified=follow_up)]
         case RemoveWatch():
@@ -271,9 +271,9 @@ def decide(command: CursorCommand, state: CursorState | None) -> list[CursorEven
 
 
 def derive(command: ImpliedCommand, state: CursorState | None) -> list[ImpliedFact]:
-    """The notice rules a Session event triggers (SPEC §5.1, §6.1, §9); `[]` for nothing to do."""
+    """The notice rules a Session event triggers; `[]` for nothing to do."""
     match command:
-        case SeedCursor():  # overwrites, even a pending notice (SPEC §5.1)
+        case SeedCursor():  # overwrites, even a pending notice
             return [CursorSeeded(**command.ids(), sequence=command.sequence)]
         case ObserveMaterialSignal():
             if state is not None and command.sequence <= state.material:  # redelivery: already applied
@@ -302,17 +302,17 @@ def derive(command: ImpliedCommand, state: CursorState | None) -> list[ImpliedFa
 
 
 def can_watch(watcher: str) -> bool:
-    """Only agent-qualified keys can hold cursors; a bare `global` never can (SPEC §5.3)."""
+    """Only agent-qualified keys can hold cursors; a bare `global` never can."""
     return is_agent_qualified(watcher)
 
 
 def notified_watchers(
     signal: SignalRecorded, producer_watchers: Collection[str], holders: Collection[str]
 ) -> list[str]:
-    """Who a notifying signal reaches (SPEC §4, §6.1).
+    """Who a notifying signal reaches.
 
     Producer watchers and registered holders, deduplicated, non-agent-qualified keys dropped, and
-    never the signal's own actor (self-suppression) nor the target itself (no self-watch, SPEC §5.2).
+    never the signal's own actor (self-suppression) nor the target itself (no self-watch).
     """
     if signal.kind not in NOTIFYING_KINDS or not (producer_watchers or holders):
         return []
@@ -330,7 +330,7 @@ def react(
     held_by_session: Sequence[CursorKey] = (),
     at_ms: int,
 ) -> list[ImpliedCommand]:
-    """Which cursor commands a stored Session event implies (the notice protocol, SPEC §5, §6.1, §9).
+    """Which cursor commands a stored Session event implies (the notice protocol).
 
     `cursors_on_target` are the cursors on the event's session by watcher key; `held_by_session`
     are the cursors the event's session holds as watcher (for reset and delete clean-up).
@@ -393,7 +393,7 @@ def _react_to_signal(
 
 
 def resume(state: CursorState, *, watcher_exists: bool, at_ms: int) -> list[RefreezeNotice]:
-    """After a restart: re-issue an open notice (`M > L`) of an existing watcher (SPEC §6.5)."""
+    """After a restart: re-issue an open notice (`M > L`) of an existing watcher."""
     if not watcher_exists or state.material <= state.last_seen:
         return []
     key = state.key

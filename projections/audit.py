@@ -1,4 +1,4 @@
-"""The audit (SPEC §14) as pure functions: replay the history, compare, check the invariants.
+"""The audit as pure functions: replay the history, compare, check the invariants.
 
 `replay(events)` folds the stored events from the start (or from the newest checkpoint a prune
 left, ADR-0008) into fresh read models; `compare(stored, rebuilt)` diffs them with the stored ones
@@ -83,7 +83,7 @@ class Replay:
 
 
 def replay(events: Iterable[DomainEvent], *, progress: Callable[[int], None] | None = None) -> Replay:
-    """Fold the history into fresh read models, reporting every head that goes down (SPEC §2).
+    """Fold the history into fresh read models, reporting every head that goes down.
 
     Only a prune checkpoint can lower a head in a replay (a signal raises it to at most its own
     sequence, a deletion forgets the identity), so each checkpoint is checked against the heads
@@ -220,7 +220,7 @@ def _diff_mapping(
 
 
 def check_invariants(model: ReadModel) -> list[Violation]:
-    """The invariants of SPEC §14 on one read model."""
+    """The audit's invariants on one read model."""
     found: list[Violation] = []
     for identity, state in model.sessions.items():
         log = model.signals.get(identity, ())

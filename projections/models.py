@@ -1,4 +1,4 @@
-"""Public read models returned by the API (SPEC §7, §13): frozen pydantic models, JSON shapes."""
+"""Public read models returned by the API: frozen pydantic models, JSON shapes."""
 
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ class StateChange(WireModel):
 
 
 class StateChanges(WireModel):
-    """The delta after `changesSince` (SPEC §7.1)."""
+    """The delta after `changesSince`."""
 
     events: tuple[StateChange, ...]
     truncated: bool
@@ -163,7 +163,7 @@ class SessionEntry(BaseModel):
 
 
 class Cursor(WireModel):
-    """A watcher's cursor on a target (SPEC §2): `last_seen <= notified <= material`."""
+    """A watcher's cursor on a target: `last_seen <= notified <= material`."""
 
     watcher: str
     target: str
@@ -213,7 +213,7 @@ class Notice(WireModel):
 
 
 class UpstreamLink(WireModel):
-    """An adopted session's upstream link (SPEC §10)."""
+    """An adopted session's upstream link."""
 
     session_key: str
     agent_id: str
@@ -245,7 +245,7 @@ class UpstreamLink(WireModel):
 
 
 class RegistryEntry(SessionMeta):
-    """A known session as the session tools read it (SPEC-tools §T10).
+    """A known session as the session tools read it.
 
     The stream's registry fields, its head (`state_version`) and every metadata field, flattened.
     """

@@ -51,7 +51,7 @@ class ReadModel:
     `signals` holds each identity's retained signals in ascending sequence order;
     `dedupe` maps every retained dedupe key to its signal's identity and sequence;
     `cursors` holds each target identity's cursors by watcher key (pending notices: `N > L`);
-    `links` holds each identity's upstream link, unlinked ones as tombstones (SPEC §10, ADR-0010).
+    `links` holds each identity's upstream link, unlinked ones as tombstones (ADR-0010).
     """
 
     sessions: Mapping[SessionIdentity, SessionState] = field(default_factory=dict)
@@ -146,7 +146,7 @@ class SweepPlan:
 
 
 def plan_sweep(model: ReadModel, at_ms: int) -> SweepPlan:
-    """The restart sweep over the cursors (SPEC §6.5), via the pure `resume`."""
+    """The restart sweep over the cursors, via the pure `resume`."""
     return plan_sweep_in(model.cursors, model.sessions, at_ms)
 
 
@@ -332,7 +332,7 @@ class Projection:
                         dedupe.pop(key, None)
                 self._w_signals().pop(identity, None)
                 self._own_logs.discard(identity)
-                if identity in self._links:  # the link goes with the session (SPEC §9)
+                if identity in self._links:  # the link goes with the session
                     del self._w_links()[identity]
             case SessionUpserted() | SessionReset() | SessionMetaUpdated():
                 return  # the session state above is all they change

@@ -1,4 +1,4 @@
-"""The prune over the read models (SPEC §8) as pure functions: plan the cut-offs, then apply them."""
+"""The prune over the read models as pure functions: plan the cut-offs, then apply them."""
 
 from __future__ import annotations
 

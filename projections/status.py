@@ -1,4 +1,4 @@
-"""The reconciliation query (SPEC §7.1) as pure functions over a session's state and log page."""
+"""The reconciliation query as pure functions over a session's state and log page."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ MAX_PAGE = 200
 
 
 def check_changes_since(changes_since: object) -> int | None:
-    """`changes_since` is absent or an `int >= 0` (SPEC §13.1)."""
+    """`changes_since` is absent or an `int >= 0`."""
     if changes_since is None:
         return None
     if not isinstance(changes_since, int) or isinstance(changes_since, bool):

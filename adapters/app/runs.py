@@ -83,7 +83,7 @@ class ActiveRuns:
     """The runs this process has started and not ended, per session (thread-safe).
 
     Every start also bumps the session's generation, so a run that started *and ended* during a
-    scan is still seen as "a run started during the scan" (SPEC §10).
+    scan is still seen as "a run started during the scan".
     """
 
     def __init__(self) -> None:

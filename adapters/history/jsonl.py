@@ -1,4 +1,4 @@
-"""The whole history as JSON Lines: `export` for archives, `import` to move between stores (SPEC §14, §16).
+"""The whole history as JSON Lines: `export` for archives, `import` to move between stores.
 
 The format, version 1: UTF-8 JSON Lines, one compact JSON object per line, each line ending in a newline.
 

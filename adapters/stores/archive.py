@@ -1,4 +1,4 @@
-"""The prune archive (SPEC §8, issue 4): every pruned signal's stored event, one JSON line each.
+"""The prune archive: every pruned signal's stored event, one JSON line each.
 
 Lines are appended and fsynced before the prune's transaction commits, so a signal is never deleted
 without being archived; a prune that then fails to commit may archive a signal twice (at least once).

@@ -102,7 +102,7 @@ class WriteTransaction(Protocol):
         """Store the events on the identity's Session stream and apply them to every read model.
 
         Returns the notices the events opened (a cursor whose `N` moved to the signal): the
-        watchers the shell wakes after the commit (SPEC §6.4).
+        watchers the shell wakes after the commit.
         """
         ...
 
@@ -114,7 +114,7 @@ class WriteTransaction(Protocol):
         ...
 
     def sweep(self, at_ms: int) -> SweepCounts:
-        """The restart sweep (SPEC §6.5) at `at_ms`.
+        """The restart sweep at `at_ms`.
 
         Re-freezes every open notice of an existing watcher, recorded as one `NoticesSwept` event
         when anything changed.
@@ -130,11 +130,11 @@ class WriteTransaction(Protocol):
         ...
 
     def has_cursor_on(self, identity: SessionIdentity) -> bool:
-        """Whether any registered cursor targets the identity (the human-message gate, SPEC §4)."""
+        """Whether any registered cursor targets the identity (the human-message gate)."""
         ...
 
     def prune(self, now_ms: int, policy: Retention, archive: JsonlArchive | None) -> PruneCounts:
-        """Prune the read models (SPEC §8), record `SignalsPruned`, and truncate the event store.
+        """Prune the read models, record `SignalsPruned`, and truncate the event store.
 
         The stored events a replay no longer needs are deleted: everything before that event but
         the retained signals (ADR-0008).
@@ -254,7 +254,7 @@ class SignalStore(Protocol):
 
 @runtime_checkable
 class CrossProcessWakes(Protocol):
-    """A store shared by several processes that tells this one of notices opened elsewhere (SPEC §16)."""
+    """A store shared by several processes that tells this one of notices opened elsewhere."""
 
     def listen_for_wakes(self, deliver: Callable[[str, str], None]) -> None:
         """Call `deliver(watcher_key, target_key)` for notices that other processes open, until `close()`.

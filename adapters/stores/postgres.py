@@ -106,7 +106,7 @@ def _redacted(message: str, conninfo: str) -> str:
     """`message` with the URL, and its password in every spelling, replaced by `***`.
 
     libpq quotes what it cannot use (a percent-encoded token, sometimes the whole URI), and a
-    password must never reach an exception, a log line or the CLI's stderr (SPEC §15.2).
+    password must never reach an exception, a log line or the CLI's stderr.
     """
     secrets = {conninfo}
     with suppress(ValueError):
@@ -479,7 +479,7 @@ class PostgresSignalStore:
     # ------------------------------------------------------------------------- cross-process wakes
 
     def listen_for_wakes(self, deliver: Deliver) -> None:
-        """Deliver `(watcher, target_key)` of notices other processes open, until `close()` (SPEC §16)."""
+        """Deliver `(watcher, target_key)` of notices other processes open, until `close()`."""
         if self._listener is not None:
             raise RuntimeError("this store already has a wake listener")
         listener = PostgresWakeListener(

@@ -1,4 +1,4 @@
-"""Cross-process wakes (SPEC §16): a thread that LISTENs for the notices other processes open.
+"""Cross-process wakes: a thread that LISTENs for the notices other processes open.
 
 A writer NOTIFYs, inside its transaction, one payload per wake it owes (PostgreSQL delivers them
 only on commit). This listener, on its own connection, hands every payload of its schema that

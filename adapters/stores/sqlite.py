@@ -196,7 +196,7 @@ def _abandon(connection: sqlite3.Connection, exc: BaseException) -> bool:
 
 
 def _ensure_private_file(path: Path) -> None:
-    """Create a new database file readable by its owner only (SPEC §15.2)."""
+    """Create a new database file readable by its owner only."""
     if path.exists():
         return
     fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
@@ -446,7 +446,7 @@ class SqliteSignalStore:
             )
 
     def durability(self) -> Synchronous:
-        """The `synchronous` setting a pooled connection actually runs with (SPEC §15.1)."""
+        """The `synchronous` setting a pooled connection actually runs with."""
         with self._read() as c:
             c.execute("PRAGMA synchronous")
             level = int(c.fetchone()[0])

@@ -1,4 +1,4 @@
-"""Store URLs (SPEC §13, §15.1): `memory://`, `sqlite:///rel.db`, `postgresql://user@host:5432/db`.
+"""Store URLs: `memory://`, `sqlite:///rel.db`, `postgresql://user@host:5432/db`.
 
 SQLite takes `?synchronous=normal|full`; PostgreSQL takes `?schema=`, `lock_timeout=`,
 `statement_timeout=` and `connect_timeout=` (seconds), and passes every other parameter to libpq.

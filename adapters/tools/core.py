@@ -1,4 +1,4 @@
-"""What every session tool shares (SPEC-tools §T2, §T3, §T11): parameters, the caller, references.
+"""What every session tool shares: parameters, the caller, references.
 
 Shell code over the `SessionWatch` registry and the pure rules of `sessionwatch.domain.tools`: a tool
 call reads the registry once, works out who the caller is and what it may see, and resolves the
@@ -55,7 +55,7 @@ RUN_STATUS: Final[dict[str | None, RunStatus]] = {
     "timeout": "timeout",
     "cancelled": "killed",
 }
-"""A finished run's tool status by its outcome (§T4, §T9)."""
+"""A finished run's tool status by its outcome."""
 
 _CAMEL_BOUNDARY: Final = re.compile(r"(?<!^)(?=[A-Z])")
 
@@ -143,13 +143,13 @@ class Registry:
         return None
 
     def by_session_id(self, session_id: str, prefer_agent: str) -> RegistryEntry | None:
-        """The session with this id, the caller's agent first (§T3 step 4)."""
+        """The session with this id, the caller's agent first."""
         found = [entry for entry in self.entries if entry.session_id == session_id]
         found.sort(key=lambda entry: entry.agent_id != prefer_agent)
         return found[0] if found else None
 
     def edges(self) -> list[tuple[str, str | None]]:
-        """`(child, parent)` pairs: each session's spawner and its parent (§T2 `tree`)."""
+        """`(child, parent)` pairs: each session's spawner and its parent."""
         pairs: list[tuple[str, str | None]] = []
         for entry in self.entries:
             pairs.append((entry.session_key, entry.spawned_by))
@@ -180,7 +180,7 @@ class Caller:
 
 @dataclass(frozen=True)
 class Refusal:
-    """A reference that resolves to no visible session: the status and the exact text (§T3)."""
+    """A reference that resolves to no visible session: the status and the exact text."""
 
     status: Literal["error", "forbidden"]
     error: str
@@ -239,7 +239,7 @@ class ToolsCore:
     # ------------------------------------------------------------------------------ the caller
 
     def caller(self, ctx: ToolContext, registry: Registry) -> Caller:
-        """Who calls, with the sandbox clamp applied and its spawn subtree (§T2)."""
+        """Who calls, with the sandbox clamp applied and its spawn subtree."""
         agent_id = ctx.requester_agent_id
         key = ctx.session_key or self.main_key_of(agent_id)
         entry = registry.get(key, agent_id)
@@ -286,7 +286,7 @@ class ToolsCore:
     def resolve(
         self, caller: Caller, registry: Registry, raw: str, *, agent_id: str | None = None
     ) -> RegistryEntry | Refusal:
-        """The session a `sessionKey` argument names (§T3), or why it names none visible.
+        """The session a `sessionKey` argument names, or why it names none visible.
 
         `agent_id` (`session_status` `agentId`) overrides the caller's agent for a bare key.
         """
@@ -324,7 +324,7 @@ class ToolsCore:
     def access(
         self, action: Literal["list", "history", "send", "status"], caller: Caller, target: SessionIdentity
     ) -> str | None:
-        """The refusal text of `action` on the target (§T2), or None when allowed."""
+        """The refusal text of `action` on the target, or None when allowed."""
         verdict = check_access(
             action, caller.identity, target, caller.visibility, self.config.a2a, caller.subtree
         )
@@ -333,7 +333,7 @@ class ToolsCore:
     # ------------------------------------------------------------------------------ derivations
 
     def kind_of(self, entry: RegistryEntry) -> SessionKind:
-        """The entry's kind (§T3): a kind the host set, else derived from the key."""
+        """The entry's kind: a kind the host set, else derived from the key."""
         stored = entry.kind if entry.kind in SESSION_KINDS and entry.kind != CORE_DEFAULT_KIND else None
         return classify_kind(
             entry.session_key,
@@ -343,7 +343,7 @@ class ToolsCore:
         )
 
     def channel_of(self, entry: RegistryEntry, kind: SessionKind) -> str:
-        """The entry's channel (§T3)."""
+        """The entry's channel."""
         return derive_channel(
             entry.session_key,
             kind,
@@ -355,7 +355,7 @@ class ToolsCore:
 
 
 def unknown_session(refusal: Refusal) -> UnknownSession:
-    """`session_status`'s `UnknownSession` for a reference that names no session (§T7)."""
+    """`session_status`'s `UnknownSession` for a reference that names no session."""
     if refusal.reason == "unknown_id":
         return UnknownSessionId(refusal.subject)
     return UnknownSession(refusal.subject)

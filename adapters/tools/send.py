@@ -1,4 +1,4 @@
-"""`sessions_send` and its agent-to-agent follow-up (SPEC-tools §T6, core §5.2). Shell code.
+"""`sessions_send` and its agent-to-agent follow-up. Shell code.
 
 The send resolves and checks its target, dispatches the annotated message through the runtime,
 registers the explicit watch after a successful dispatch, and waits for the reply when asked. The
@@ -95,7 +95,7 @@ def _target(core: ToolsCore, caller: Caller, registry: Registry, params: Params)
             for entry in registry.entries
             if entry.label == label and (agent is None or entry.agent_id == agent)
         ]
-        if caller.visibility.restricted_to_spawned:  # label lookups search only the subtree (§T2)
+        if caller.visibility.restricted_to_spawned:  # label lookups search only the subtree
             matches = [entry for entry in matches if entry.session_key in caller.subtree]
         if not matches:
             raise _Failure("error", no_label_message(label))
@@ -130,7 +130,7 @@ def _checked_target(
 
 
 def sessions_send(core: ToolsCore, ctx: ToolContext, params: Params) -> SessionsSendResult:
-    """`sessions_send` (§T6): checks, dispatch, watch, then the reply when `timeoutSeconds > 0`."""
+    """`sessions_send`: checks, dispatch, watch, then the reply when `timeoutSeconds > 0`."""
     message = _message(params)
     timeout = params.integer(
         "timeout_seconds",
@@ -209,7 +209,7 @@ def _dispatch_request(
 
 
 def _register_watch(core: ToolsCore, caller: Caller, dispatch: Dispatch, target: SessionIdentity) -> bool:
-    """Core §5.2: the requester watches the session that accepted the message, from its head."""
+    """An explicit watch: the requester watches the session that accepted the message, from its head."""
     if not caller.has_session:
         return False
     accepted_agent = agent_id_of(dispatch.session_key) or target.agent_id
@@ -361,7 +361,7 @@ class _Flow:
 
 
 def run_a2a(core: ToolsCore, plan: A2APlan) -> A2AReport:
-    """The agent-to-agent flow of one send (§T6 steps 1-3); never raises."""
+    """The agent-to-agent flow of one send; never raises."""
     flow = _Flow()
     try:
         _run_flow(core, plan, flow)
@@ -452,7 +452,7 @@ def _run_flow(core: ToolsCore, plan: A2APlan, flow: _Flow) -> None:
         return
     try:
         core.runtime.announce(route, announcement.strip())
-    except Exception as exc:  # noqa: BLE001 - a failed delivery is logged, never raised (§T6)
+    except Exception as exc:  # noqa: BLE001 - a failed delivery is logged, never raised
         logger.warning(
             "sessionwatch: sessions_send announce delivery failed (run=%s channel=%s error=%s)",
             plan.run_id,

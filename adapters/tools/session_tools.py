@@ -1,4 +1,4 @@
-"""`SessionTools`, the session tools' façade (SPEC-tools §T11): the seven tools over ports.
+"""`SessionTools`, the session tools' façade: the seven tools over ports.
 
 Shell code: each tool reads the `SessionWatch` registry, applies the pure rules of
 `sessionwatch.domain.tools`, and reads transcripts or talks to the runtime through the host's ports
@@ -89,7 +89,7 @@ ParamsArg = Mapping[str, object] | None
 
 
 class SessionTools(ToolsCore):
-    """The session tools over a `SessionWatch` and the host's ports (§T11).
+    """The session tools over a `SessionWatch` and the host's ports.
 
     ```python
     tools = SessionTools(watch, transcripts=..., runtime=..., models=..., config=ToolsConfig(...))
@@ -106,7 +106,7 @@ class SessionTools(ToolsCore):
     # ------------------------------------------------------------------------------ policy
 
     def effective_tools(self, ctx: ToolContext) -> tuple[str, ...]:
-        """The tools the caller may use, in catalog order (§T1)."""
+        """The tools the caller may use, in catalog order."""
         return effective_tools(self.config, depth=self.depth_of(ctx))
 
     def call(self, ctx: ToolContext, name: str, params: ParamsArg = None, /, **kw: object) -> ToolResult:
@@ -124,7 +124,7 @@ class SessionTools(ToolsCore):
     def sessions_list(
         self, ctx: ToolContext, params: ParamsArg = None, /, **kw: object
     ) -> SessionsListResult:
-        """`sessions_list` (§T4): visible sessions, newest first, enriched through the transcripts port."""
+        """`sessions_list`: visible sessions, newest first, enriched through the transcripts port."""
         p = Params(params, kw)
         limit = p.integer("limit", minimum=1, message="limit must be a positive integer", field="limit")
         active_minutes = p.integer(
@@ -183,7 +183,7 @@ class SessionTools(ToolsCore):
         )
 
     def _listable(self, entry: RegistryEntry) -> bool:
-        """Never `unknown`; the bare `global` only under global scope (§T4)."""
+        """Never `unknown`; the bare `global` only under global scope."""
         if entry.session_key == "unknown":
             return False
         return entry.session_key != GLOBAL_KEY or self.config.session_scope == "global"
@@ -255,7 +255,7 @@ class SessionTools(ToolsCore):
         return title, preview
 
     def _recent_messages(self, entry: RegistryEntry, limit: int) -> tuple[JsonObject, ...]:
-        """The last `limit` messages without tool messages, through H2-H7 (§T4)."""
+        """The last `limit` messages without tool messages, through H2-H7."""
         page = self.transcripts.read_messages(
             entry.session_key, entry.agent_id, limit=limit, offset=None, merged_imports=True
         )
@@ -275,7 +275,7 @@ class SessionTools(ToolsCore):
     def sessions_history(
         self, ctx: ToolContext, params: ParamsArg = None, /, **kw: object
     ) -> SessionsHistoryResult:
-        """`sessions_history` (§T5): a sanitized, redacted, bounded page of the transcript."""
+        """`sessions_history`: a sanitized, redacted, bounded page of the transcript."""
         p = Params(params, kw)
         raw = p.text("session_key")
         if raw is None:
@@ -328,11 +328,11 @@ class SessionTools(ToolsCore):
     def sessions_send(
         self, ctx: ToolContext, params: ParamsArg = None, /, **kw: object
     ) -> SessionsSendResult:
-        """`sessions_send` (§T6); an `ok`/`accepted` result's `plan` is for `run_a2a`."""
+        """`sessions_send`; an `ok`/`accepted` result's `plan` is for `run_a2a`."""
         return tools_send.sessions_send(self, ctx, Params(params, kw))
 
     def run_a2a(self, plan: A2APlan) -> A2AReport:
-        """The agent-to-agent flow of a send (§T6): ping-pong, then the announce step. Never raises."""
+        """The agent-to-agent flow of a send: ping-pong, then the announce step. Never raises."""
         return tools_send.run_a2a(self, plan)
 
     # ------------------------------------------------------------------------ session_status
@@ -340,7 +340,7 @@ class SessionTools(ToolsCore):
     def session_status(
         self, ctx: ToolContext, params: ParamsArg = None, /, **kw: object
     ) -> SessionStatusResult:
-        """`session_status` (§T7): the session card, its head and, with `changesSince`, the delta.
+        """`session_status`: the session card, its head and, with `changesSince`, the delta.
 
         Raises:
             UnknownSession: the reference names no session (`Unknown sessionKey|sessionId: <input>`).
@@ -439,7 +439,7 @@ class SessionTools(ToolsCore):
         return result.model_copy(update={"status_text": status_text(result)})
 
     def _usage(self, entry: RegistryEntry) -> UsageInfo:
-        """The stored counters; missing ones backfilled from the transcript's latest usage (§T7)."""
+        """The stored counters; missing ones backfilled from the transcript's latest usage."""
         known = {name: getattr(entry, name) for name in _USAGE_FIELDS}
         if any(value is None for value in known.values()):
             latest: Usage | None = self.transcripts.latest_usage(entry.session_key, entry.agent_id)
@@ -455,13 +455,13 @@ class SessionTools(ToolsCore):
     def sessions_spawn(
         self, ctx: ToolContext, params: ParamsArg = None, /, **kw: object
     ) -> SessionsSpawnResult:
-        """`sessions_spawn` (§T8): validated, started, recorded; accepted at once."""
+        """`sessions_spawn`: validated, started, recorded; accepted at once."""
         return tools_spawn.sessions_spawn(self, ctx, Params(params, kw))
 
     def complete_child_run(
         self, run_id: str, outcome: RunOutcome, *, reply: str | None = None
     ) -> AnnounceRequest | None:
-        """A spawned child's run ended: record it and request its announce (§T8 Completion)."""
+        """A spawned child's run ended: record it and request its announce."""
         return tools_spawn.complete_child_run(self, run_id, outcome, reply=reply)
 
     # ---------------------------------------------------------------- yield and subagents
@@ -469,7 +469,7 @@ class SessionTools(ToolsCore):
     def sessions_yield(
         self, ctx: ToolContext, params: ParamsArg = None, /, **kw: object
     ) -> SessionsYieldResult:
-        """`sessions_yield` (§T9): end the caller's turn through the runtime."""
+        """`sessions_yield`: end the caller's turn through the runtime."""
         p = Params(params, kw)
         message = p.text("message") or DEFAULT_YIELD_MESSAGE
         if ctx.session_key is None:
@@ -483,7 +483,7 @@ class SessionTools(ToolsCore):
         return SessionsYieldResult(status="yielded", message=message)
 
     def subagents(self, ctx: ToolContext, params: ParamsArg = None, /, **kw: object) -> SubagentsResult:
-        """`subagents` (§T9): the caller's children's active and recent runs."""
+        """`subagents`: the caller's children's active and recent runs."""
         return tools_spawn.subagents(self, ctx, Params(params, kw))
 
 
@@ -532,7 +532,7 @@ def _when(ms: int) -> str:
 
 
 def status_text(result: SessionStatusResult) -> str:
-    """The `statusText` card (§T7 **[assumed]**).
+    """The `statusText` card.
 
     One `Label: value` line per present field, then `Route context` and the route as fenced JSON.
     """

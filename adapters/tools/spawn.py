@@ -1,4 +1,4 @@
-"""`sessions_spawn`, child-run completion and `subagents` (SPEC-tools §T8, §T9, core §4, §5.1).
+"""`sessions_spawn`, child-run completion and `subagents`.
 
 Shell code. A spawn checks its parameters and limits, registers the child, starts its run through the
 runtime, then records `child_spawned` (which seeds the requester's cursor on the child) and the run.
@@ -57,7 +57,7 @@ UNSUPPORTED_SPAWN_KEYS: Final = (
     "replyTo",
     "reply_to",
 )
-"""§T8 check 1, in the order they are reported."""
+"""Spawn check 1, in the order they are reported."""
 
 _AGENT_ID: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}", re.IGNORECASE)
 ATTACHMENTS_DIR: Final = ".openclaw/attachments"
@@ -90,7 +90,7 @@ def _run_timeout(core: ToolsCore, params: Params) -> int:
 
 
 def _target_agent(core: ToolsCore, caller: Caller, params: Params) -> str:
-    """§T8 check 7: a well-formed agent id the requester's agent may spawn, or the requester's own."""
+    """Spawn check 7: a well-formed agent id the requester's agent may spawn, or the requester's own."""
     raw = params.text("agent_id")
     if raw is None:
         if core.config.require_agent_id:
@@ -138,7 +138,7 @@ class _Plan:
 
 
 def _shape_checks(params: Params) -> tuple[str, Literal["subagent", "acp"], str | None, bool, SpawnMode]:
-    """§T8 checks 1-4: unsupported keys and fork-with-acp raise; acp attachments and mode refuse."""
+    """Spawn checks 1-4: unsupported keys and fork-with-acp raise; acp attachments and mode refuse."""
     for key in UNSUPPORTED_SPAWN_KEYS:
         if params.raw.get(key) is not None:
             raise InvalidToolInput(key, spawn_unsupported_parameter_message(key))
@@ -164,7 +164,7 @@ def _attachments_given(params: Params) -> bool:
 
 
 def _limit_checks(core: ToolsCore, caller: Caller) -> None:
-    """§T8 checks 5-6: the requester's depth and its active children."""
+    """Spawn checks 5-6: the requester's depth and its active children."""
     refusal = spawn_depth_error(caller.depth, core.config.max_spawn_depth)
     if refusal is not None:
         raise _Refused("forbidden", refusal)
@@ -178,7 +178,7 @@ def _limit_checks(core: ToolsCore, caller: Caller) -> None:
 
 
 def _sandbox_checks(core: ToolsCore, caller: Caller, params: Params, agent: str) -> bool:
-    """§T8 check 8: whether the child runs sandboxed, refusing a sandbox escape."""
+    """Spawn check 8: whether the child runs sandboxed, refusing a sandbox escape."""
     sandboxed = agent in core.config.sandboxed_agents or (agent == caller.agent_id and caller.sandboxed)
     if not sandboxed and caller.sandboxed:
         raise _Refused(
@@ -196,7 +196,7 @@ def _sandbox_checks(core: ToolsCore, caller: Caller, params: Params, agent: str)
 
 
 def _checks(core: ToolsCore, caller: Caller, params: Params) -> _Plan:
-    """§T8 checks 1-10, in order: the first two raise, the others refuse with JSON."""
+    """Spawn checks 1-10, in order: the first two raise, the others refuse with JSON."""
     task, runtime, given_context, thread, mode = _shape_checks(params)
     _limit_checks(core, caller)
     agent = _target_agent(core, caller, params)
@@ -238,7 +238,7 @@ def _model(core: ToolsCore, params: Params, agent: str) -> tuple[str | None, boo
 
 
 def sessions_spawn(core: ToolsCore, ctx: ToolContext, params: Params) -> SessionsSpawnResult:
-    """`sessions_spawn` (§T8): accepted at once; the child's result is announced on completion."""
+    """`sessions_spawn`: accepted at once; the child's result is announced on completion."""
     registry = core.registry()
     caller = core.caller(ctx, registry)
     if not caller.has_session:
@@ -351,7 +351,7 @@ def _receipt(decoded: DecodedAttachments | None, rel_dir: str | None) -> Attachm
 def complete_child_run(
     core: ToolsCore, run_id: str, outcome: RunOutcome, *, reply: str | None = None
 ) -> AnnounceRequest | None:
-    """A spawned child's run ended (§T8 Completion): signal, end the run, request the announce.
+    """A spawned child's run ended: signal, end the run, request the announce.
 
     Returns the announce request handed to the runtime, or None when there is none: the reply was
     `ANNOUNCE_SKIP`/`NO_REPLY`, or the run had already been completed.
@@ -409,7 +409,7 @@ def completion_route(
 
     The origin is the spawning context's, else the requester's stored origin. Its missing `to` and
     `accountId` come from the requester's `last_to`/`last_account_id` when `last_channel` is the
-    origin's channel (§T8).
+    origin's channel.
     """
     if child is not None and child.thread_binding is not None:
         return child.thread_binding
@@ -450,7 +450,7 @@ def _subagent_run(run: RunRecord) -> SubagentRun:
 
 
 def subagents(core: ToolsCore, ctx: ToolContext, params: Params) -> SubagentsResult:
-    """`subagents` `list` (§T9): the requester's children's runs, active and recently ended."""
+    """`subagents` `list`: the requester's children's runs, active and recently ended."""
     action = params.text("action") or "list"
     if action != "list":
         raise InvalidToolInput("action", f"Unknown action: {action}")

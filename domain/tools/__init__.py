@@ -1,4 +1,4 @@
-"""Pure logic of the session tools (SPEC-tools §T0): policy, visibility, keys and the history pipeline.
+"""Pure logic of the session tools: policy, visibility, keys and the history pipeline.
 
 Nothing here performs I/O; the `SessionTools` façade in `sessionwatch.adapters.tools.session_tools` reads
 transcripts and talks to the runtime through ports and hands what it read to these functions.

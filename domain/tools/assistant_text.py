@@ -1,11 +1,11 @@
-"""The assistant-text rules N1-N6 of `sessions_history` (SPEC-tools §T5 H3). Pure string functions.
+"""The assistant-text rules N1-N6 of `sessions_history`. Pure string functions.
 
 The rules run in order, each on the output of the one before, and the whole N1-N6 sequence repeats
 until the text stops changing; code regions are recomputed for every rule, and no rule touches a
 match that starts inside one.
 
-Why a fixed point rather than the single ordered pass SPEC-tools §T5 describes (the SPEC marks the
-sanitizer rules as its own reading; issue 10 requires sanitizing twice to equal sanitizing once):
+Why a fixed point rather than a single ordered pass (sanitizing twice must equal sanitizing
+once):
 removing text can complete a match that an earlier rule, or the same rule, already passed over
 (`[Tool<think>x</think> Call: x]`, `<|a<|b|>|>`, `<tool_<think></think>call>{…}</tool_call>`), re-pair
 the inline code spans after it, or move a fence to a line start. Repeating the sequence until nothing
@@ -543,7 +543,7 @@ RULES: Final = (
 
 
 def apply_rules_once(text: str) -> str:
-    """N1-N6 once, in order, each on the previous one's output (the single pass of SPEC-tools §T5)."""
+    """N1-N6 once, in order, each on the previous one's output (one ordered pass)."""
     for rule in RULES:
         text = rule(text)
     return text

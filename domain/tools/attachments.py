@@ -1,4 +1,4 @@
-"""`sessions_spawn` attachments (SPEC-tools §T8 check 10): decoded, bounded, named plainly. Pure.
+"""`sessions_spawn` attachments: decoded, bounded, named plainly. Pure.
 
 The tool validates and decodes them here; the runtime materializes the files in the child's
 workspace. Every refusal is an `AttachmentError` carrying the exact text the tool reports

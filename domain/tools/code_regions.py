@@ -1,4 +1,4 @@
-"""Markdown code regions of a text, which the assistant-text rules never touch (SPEC-tools §T5 H3).
+"""Markdown code regions of a text, which the assistant-text rules never touch.
 
 Pure string scanning, linear in the text: no I/O, and no regular expression that can backtrack.
 """
@@ -77,7 +77,7 @@ def _inline_spans(text: str, start: int, end: int) -> list[CodeRegion]:
 
 
 def code_regions(text: str) -> tuple[CodeRegion, ...]:
-    """Fenced blocks and inline code spans of `text`, sorted and disjoint (SPEC-tools §T5 H3).
+    """Fenced blocks and inline code spans of `text`, sorted and disjoint.
 
     A fenced block runs from a line opening with ```` ``` ```` or `~~~` through the next line opening
     with the same fence (the whole closing line included), or to the end of the text. An inline span

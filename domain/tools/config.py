@@ -1,4 +1,4 @@
-"""The session tools' configuration and the caller's context (SPEC-tools §T11). Pure values.
+"""The session tools' configuration and the caller's context. Pure values.
 
 `ToolsConfig` holds the gateway settings with their defaults (`ToolsConfig.from_openclaw` reads the
 reference gateway's keys from a plain mapping); `ToolContext` says who is calling, from where.
@@ -50,7 +50,7 @@ def _names(raw: object) -> tuple[str, ...]:
 
 
 class AttachmentSettings(BaseModel):
-    """`tools.sessions_spawn.attachments` (§T8 check 10): off by default."""
+    """`tools.sessions_spawn.attachments`: off by default."""
 
     model_config = _FROZEN
 
@@ -62,7 +62,7 @@ class AttachmentSettings(BaseModel):
 
 
 class ToolsConfig(ToolPolicySettings):
-    """Every setting the session tools read, with the reference gateway's defaults (§T11).
+    """Every setting the session tools read, with the reference gateway's defaults.
 
     The policy fields it inherits (`profile` ... `subagent_tools`, `max_spawn_depth`) feed
     `effective_tools` directly. `agent_allow_agents` maps an agent id to its own
@@ -94,7 +94,7 @@ class ToolsConfig(ToolPolicySettings):
     @field_validator("visibility", mode="before")
     @classmethod
     def _visibility(cls, raw: object) -> VisibilityMode:
-        return normalize_visibility(raw)  # missing or invalid -> tree (§T2)
+        return normalize_visibility(raw)  # missing or invalid -> tree
 
     @field_validator("sandbox_session_tools_visibility", mode="before")
     @classmethod
@@ -104,7 +104,7 @@ class ToolsConfig(ToolPolicySettings):
     @field_validator("max_ping_pong_turns", mode="before")
     @classmethod
     def _ping_pong(cls, raw: object) -> int:
-        return resolve_ping_pong_turns(raw)  # non-number -> 5, floor, clamped 0-20 (§T6)
+        return resolve_ping_pong_turns(raw)  # non-number -> 5, floor, clamped 0-20
 
     @field_validator("max_spawn_depth", mode="before")
     @classmethod
@@ -139,7 +139,7 @@ class ToolsConfig(ToolPolicySettings):
         return A2APolicy(enabled=self.a2a_enabled, allow=self.a2a_allow)
 
     def allow_agents_for(self, agent_id: str) -> tuple[str, ...]:
-        """`subagents.allowAgents` of the agent, else the defaults (§T8 check 7)."""
+        """`subagents.allowAgents` of the agent, else the defaults."""
         for agent, names in self.agent_allow_agents:
             if agent == agent_id:
                 return names
@@ -268,7 +268,7 @@ def _attachments(section: Mapping[str, object]) -> AttachmentSettings:
 
 
 class ToolContext(BaseModel):
-    """Who calls a session tool, from where (§T11).
+    """Who calls a session tool, from where.
 
     `session_key` is the requester (None: no session context); `agent_id` is needed only for a bare
     requester key; `channel` is the requester's channel; `active_route` is the conversation the turn

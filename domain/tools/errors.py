@@ -1,4 +1,4 @@
-"""Typed refusals of the session tools (SPEC-tools §T11). Pure values: raising one performs no I/O.
+"""Typed refusals of the session tools. Pure values: raising one performs no I/O.
 
 Every `str()` is the exact text a model sees, so the messages carry no field prefix.
 """
@@ -17,7 +17,7 @@ class ToolError(ValueError):
         return self.message
 
 
-class InvalidToolInput(ToolError):  # noqa: N818 - public API name (SPEC-tools §T11)
+class InvalidToolInput(ToolError):  # noqa: N818 - public API name
     """A tool parameter is out of its domain, e.g. `limit must be a positive integer` (field `limit`)."""
 
     def __init__(self, field: str, message: str) -> None:
@@ -25,13 +25,13 @@ class InvalidToolInput(ToolError):  # noqa: N818 - public API name (SPEC-tools �
         self.field = field
 
 
-class ToolForbidden(ToolError):  # noqa: N818 - public API name (SPEC-tools §T11)
-    """The visibility or agent-to-agent policy denies the target (`session_status` raises it, §T2)."""
+class ToolForbidden(ToolError):  # noqa: N818 - public API name
+    """The visibility or agent-to-agent policy denies the target (`session_status` raises it)."""
 
 
-class ToolNotAllowed(ToolError):  # noqa: N818 - public API name (SPEC-tools §T11)
-    """The caller's effective tool set does not hold the tool (`Tool not available: <name>`, §T1)."""
+class ToolNotAllowed(ToolError):  # noqa: N818 - public API name
+    """The caller's effective tool set does not hold the tool (`Tool not available: <name>`)."""
 
 
-class InvalidToolPolicy(ToolError):  # noqa: N818 - public API name (SPEC-tools §T11)
-    """The tool policy configuration cannot be applied, e.g. an unknown `tools.profile` (§T1)."""
+class InvalidToolPolicy(ToolError):  # noqa: N818 - public API name
+    """The tool policy configuration cannot be applied, e.g. an unknown `tools.profile`."""

@@ -1,4 +1,4 @@
-"""Tool profiles and the allow/deny pipeline that yields a caller's effective tools (SPEC-tools §T1).
+"""Tool profiles and the allow/deny pipeline that yields a caller's effective tools.
 
 Pure: the settings arrive as a value (`ToolPolicySettings`, or the future `ToolsConfig`, which has the
 same attributes) and the result is a tuple in catalog order. Nothing after the profile step adds a tool.
@@ -53,7 +53,7 @@ class ToolPolicy(BaseModel):
 
 
 class ToolLayers(BaseModel):
-    """The per-scope layers applied after the global allow/deny, in this order (§T1 step 2)."""
+    """The per-scope layers applied after the global allow/deny, in this order."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -74,7 +74,7 @@ class SubagentToolPolicy(BaseModel):
 
 
 class ToolPolicySource(Protocol):
-    """What `effective_tools` reads: `ToolPolicySettings` and `ToolsConfig` (§T11) both provide it."""
+    """What `effective_tools` reads: `ToolPolicySettings` and `ToolsConfig` both provide it."""
 
     @property
     def profile(self) -> str | None:
@@ -106,7 +106,7 @@ class ToolPolicySource(Protocol):
 
 
 class ToolPolicySettings(BaseModel):
-    """The tool-policy part of the configuration, with the gateway defaults (§T1, §T11)."""
+    """The tool-policy part of the configuration, with the gateway defaults."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -143,7 +143,7 @@ def _apply(tools: set[str], allow: tuple[str, ...] | None, deny: tuple[str, ...]
 
 
 def is_leaf_depth(depth: int, max_spawn_depth: float) -> bool:
-    """A sub-agent at `depth` is a leaf when `depth >= max(1, floor(max_spawn_depth))` (§T1 step 3)."""
+    """A sub-agent at `depth` is a leaf when `depth >= max(1, floor(max_spawn_depth))`."""
     return depth >= max(1, math.floor(max_spawn_depth))
 
 
@@ -158,7 +158,7 @@ def _subagent_layer(tools: set[str], depth: int, settings: ToolPolicySource) -> 
 
 
 def effective_tools(settings: ToolPolicySource, *, depth: int = 0) -> tuple[str, ...]:
-    """The session tools a caller at spawn `depth` may call, in catalog order (§T1).
+    """The session tools a caller at spawn `depth` may call, in catalog order.
 
     1. the profile's set plus `also_allow`; 2. global allow/deny, then the provider, agent, group and sandbox
     layers (deny wins, nothing is added back); 3. for `depth >= 1`, the sub-agent layer. `depth` is the
@@ -179,7 +179,7 @@ def effective_tools(settings: ToolPolicySource, *, depth: int = 0) -> tuple[str,
 
 
 def check_tool_allowed(name: str, tools: Iterable[str]) -> None:
-    """Refuse a call to a tool outside the caller's effective set (§T1 **[assumed]**).
+    """Refuse a call to a tool outside the caller's effective set.
 
     Raises:
         ToolNotAllowed: `Tool not available: <name>`.

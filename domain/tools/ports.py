@@ -1,4 +1,4 @@
-"""Ports the session tools talk through (SPEC-tools §T11): the host owns transcripts, runs and models.
+"""Ports the session tools talk through: the host owns transcripts, runs and models.
 
 Typing protocols and the values that cross them; no behaviour. Message text only ever travels through
 these ports at call time: nothing here is stored.
@@ -22,7 +22,7 @@ WaitStatus: TypeAlias = Literal["ok", "timeout", "error"]
 RunOutcome: TypeAlias = Literal["ok", "error", "timeout", "cancelled"]
 
 
-class RuntimeFailure(Exception):  # noqa: N818 - public API name (SPEC-tools §T11)
+class RuntimeFailure(Exception):  # noqa: N818 - public API name
     """The host's runtime could not do what was asked; `message` is what the tool reports."""
 
     def __init__(self, message: str) -> None:
@@ -49,7 +49,7 @@ class TranscriptPage:
 
 
 class TitleFields(BaseModel):
-    """What `sessions_list` reads to title a row (§T4): the first user message and a preview."""
+    """What `sessions_list` reads to title a row: the first user message and a preview."""
 
     model_config = _FROZEN
 
@@ -58,7 +58,7 @@ class TitleFields(BaseModel):
 
 
 class Usage(BaseModel):
-    """The latest token counters of a session's transcript (`session_status` backfill, §T7)."""
+    """The latest token counters of a session's transcript (`session_status` backfill)."""
 
     model_config = _FROZEN
 
@@ -72,7 +72,7 @@ class Usage(BaseModel):
 
 @runtime_checkable
 class Transcripts(CoreTranscripts, Protocol):
-    """The host's transcript store: the core port (SPEC §13) plus what the session tools read."""
+    """The host's transcript store: the core port plus what the session tools read."""
 
     def read_messages(
         self, key: str, agent_id: str, *, limit: int, offset: int | None, merged_imports: bool
@@ -117,7 +117,7 @@ class InputProvenance(BaseModel):
 
 
 class DispatchRequest(BaseModel):
-    """One `sessions_send` message to run in the target session (§T6 Dispatch)."""
+    """One `sessions_send` message to run in the target session."""
 
     model_config = _FROZEN
 
@@ -143,7 +143,7 @@ class Dispatch(BaseModel):
 
 
 class RunWait(BaseModel):
-    """The end of a wait on a run (§T6): its status, reply, error, and whether it is over."""
+    """The end of a wait on a run: its status, reply, error, and whether it is over."""
 
     model_config = _FROZEN
 
@@ -167,7 +167,7 @@ class AttachmentFile(BaseModel):
 
 
 class ChildRunRequest(BaseModel):
-    """A `sessions_spawn` child run to start (§T8): its first visible message and its settings."""
+    """A `sessions_spawn` child run to start: its first visible message and its settings."""
 
     model_config = _FROZEN
 
@@ -198,7 +198,7 @@ class ChildRunRequest(BaseModel):
 
 
 class AnnounceRequest(BaseModel):
-    """A finished child run to announce to its requester (§T8 Completion)."""
+    """A finished child run to announce to its requester."""
 
     model_config = _FROZEN
 
@@ -218,7 +218,7 @@ class AnnounceRequest(BaseModel):
 
 @runtime_checkable
 class Runtime(Protocol):
-    """The host's agent runtime: runs turns, waits on them, delivers, and yields (§T11)."""
+    """The host's agent runtime: runs turns, waits on them, delivers, and yields."""
 
     def dispatch(self, request: DispatchRequest) -> Dispatch:
         """Start (or queue, or steer into) a run of the target; raises `RuntimeFailure`."""
@@ -228,7 +228,7 @@ class Runtime(Protocol):
         """Wait up to `timeout_seconds` for the run; raises `RuntimeFailure`."""
         ...
 
-    def run_agent_step(  # noqa: PLR0917 - the positional §T11 port signature
+    def run_agent_step(  # noqa: PLR0917 - the port's positional signature
         self,
         key: str,
         agent_id: str,

@@ -1,4 +1,4 @@
-"""Texts the session tools hand to models, and the small rules that pick them (SPEC-tools §T4, §T6, §T8).
+"""Texts the session tools hand to models, and the small rules that pick them.
 
 Pure: inter-session annotations, agent-to-agent step prompts, the sub-agent's first message, spawn
 defaults and notes, and the derived session title. Every text here is a contract: tests compare it exactly.
@@ -26,7 +26,7 @@ def inter_session_header(
     source_channel: str | None = None,
     source_tool: str | None = "sessions_send",
 ) -> str:
-    """The two annotation lines (§T6): header with the present source parts, then the explanation."""
+    """The two annotation lines: header with the present source parts, then the explanation."""
     details = [
         f"{name}={value.strip()}"
         for name, value in (
@@ -66,7 +66,7 @@ def inter_session_prompt(
     source_channel: str | None = None,
     source_tool: str | None = "sessions_send",
 ) -> str:
-    """The text `sessions_send` dispatches (§T6): annotation, a newline, then the message.
+    """The text `sessions_send` dispatches: annotation, a newline, then the message.
 
     Absent (None or blank) source parts are dropped from the header. A message that already starts with
     this exact annotation is returned unchanged; an older annotation inside the message is replaced, so
@@ -85,7 +85,7 @@ def inter_session_prompt(
 def agent_message_context(
     *, requester_session: str | None, requester_channel: str | None, target_session: str
 ) -> str:
-    """The extra system prompt of a `sessions_send` dispatch (§T6); absent requester lines are dropped.
+    """The extra system prompt of a `sessions_send` dispatch; absent requester lines are dropped.
 
     `target_session` is the target's display key.
     """
@@ -125,7 +125,7 @@ MAX_PING_PONG_TURNS: Final = 20
 
 
 def resolve_ping_pong_turns(raw: object) -> int:
-    """`session.agentToAgent.maxPingPongTurns` (§T6): non-number -> 5, else floor, clamped 0-20.
+    """`session.agentToAgent.maxPingPongTurns`: non-number -> 5, else floor, clamped 0-20.
 
     A bool is not a number, and neither is NaN or an infinity (they fall back to 5 too).
     """
@@ -147,7 +147,7 @@ def is_announce_skip(text: str | None) -> bool:
 
 
 def is_silent_reply(text: str | None) -> bool:
-    """A waited reply that is not deliverable (§T6): blank, `NO_REPLY` or `HEARTBEAT_OK` once trimmed."""
+    """A waited reply that is not deliverable: blank, `NO_REPLY` or `HEARTBEAT_OK` once trimmed."""
     stripped = (text or "").strip()
     return not stripped or stripped in {NO_REPLY, HEARTBEAT_OK}
 
@@ -162,7 +162,7 @@ def a2a_reply_prompt(
     target_session: str,
     target_channel: str | None = None,
 ) -> str:
-    """The extra system prompt of one ping-pong step (§T6 A2A step 2)."""
+    """The extra system prompt of one ping-pong step."""
     current = "Agent 1 (requester)" if current_role == "requester" else "Agent 2 (target)"
     return "\n".join(
         (
@@ -185,7 +185,7 @@ def a2a_announce_prompt(
     target_session: str,
     target_channel: str | None = None,
 ) -> str:
-    """The extra system prompt of the announce step (§T6 A2A step 3), sent with `ANNOUNCE_STEP_MESSAGE`."""
+    """The extra system prompt of the announce step, sent with `ANNOUNCE_STEP_MESSAGE`."""
     return "\n".join(
         (
             "Agent-to-agent announce step:",
@@ -214,7 +214,7 @@ SOURCE_DELIVERED_MESSAGE: Final = (
 
 
 def no_label_message(label: str) -> str:
-    """`sessions_send` found no visible session with exactly this label (§T6)."""
+    """`sessions_send` found no visible session with exactly this label."""
     return f"No session found with label: {label}"
 
 
@@ -242,12 +242,12 @@ SPAWN_FORK_REQUIRES_TRANSCRIPT_ERROR: Final = (
 
 
 def spawn_unsupported_parameter_message(key: str) -> str:
-    """§T8 check 1: a channel-delivery parameter passed to `sessions_spawn`."""
+    """Spawn check 1: a channel-delivery parameter passed to `sessions_spawn`."""
     return f'sessions_spawn does not support "{key}". Use "message" or "sessions_send" for channel delivery.'
 
 
 def spawn_depth_error(depth: int, max_spawn_depth: int) -> str | None:
-    """§T8 check 5: the refusal when the requester's depth `d >= maxSpawnDepth`, else None."""
+    """Spawn check 5: the refusal when the requester's depth `d >= maxSpawnDepth`, else None."""
     if depth >= max_spawn_depth:
         return f"sessions_spawn is not allowed at this depth (current depth: {depth}, max: {max_spawn_depth})"
     return None
@@ -259,7 +259,7 @@ def _choice(raw: object, allowed: tuple[str, ...]) -> str | None:
 
 
 def resolve_spawn_mode(given: object, *, thread: bool) -> SpawnMode:
-    """§T8 check 4: the given mode (`run|session`), else `session` with `thread`, else `run`.
+    """Spawn check 4: the given mode (`run|session`), else `session` with `thread`, else `run`.
 
     A `session` mode without `thread` is then refused with `SPAWN_SESSION_MODE_ERROR` by the caller.
     """
@@ -274,7 +274,7 @@ def resolve_spawn_mode(given: object, *, thread: bool) -> SpawnMode:
 def resolve_spawn_context(
     given: object, *, runtime: str | None, thread: bool, default_spawn_context: object = "fork"
 ) -> SpawnContext:
-    """§T8 check 9: the given context, else the thread default for a native thread spawn, else `isolated`.
+    """Spawn check 9: the given context, else the thread default for a native thread spawn, else `isolated`.
 
     A native (non-acp) spawn with `thread` takes `threadBindings.defaultSpawnContext` (`fork` unless it
     says `isolated`). A given value outside `isolated|fork` counts as not given.
@@ -286,12 +286,12 @@ def resolve_spawn_context(
 
 
 def spawn_note(mode: SpawnMode) -> str:
-    """The `note` of an accepted spawn (§T8)."""
+    """The `note` of an accepted spawn."""
     return SPAWN_NOTE_SESSION if mode == "session" else SPAWN_NOTE_RUN
 
 
 def subagent_task_message(depth: int, max_depth: int, task: str, mode: SpawnMode) -> str:
-    """The child's first visible message (§T8); `depth` is the child's own depth (requester's + 1)."""
+    """The child's first visible message; `depth` is the child's own depth (requester's + 1)."""
     parts = [
         (
             f"[Subagent Context] You are running as a subagent (depth {depth}/{max_depth}). "
@@ -308,7 +308,7 @@ def subagent_task_message(depth: int, max_depth: int, task: str, mode: SpawnMode
 
 
 def announce_status_line(outcome: str) -> str:
-    """The completion status line (§T8): ok, error, timeout; anything else is `unknown`."""
+    """The completion status line: ok, error, timeout; anything else is `unknown`."""
     return {"ok": "completed successfully", "error": "failed", "timeout": "timed out"}.get(outcome, "unknown")
 
 
@@ -342,7 +342,7 @@ def derived_title(
     session_id: str,
     updated_at: int | None = None,
 ) -> str:
-    """A row's `derivedTitle` (§T4 **[assumed]** cascade).
+    """A row's `derivedTitle`.
 
     The first non-blank of display name, label, subject (trimmed), then the first user message
     (whitespace collapsed, shortened to 60), else `<sessionId[:8]> (<YYYY-MM-DD of updated_at>)` in UTC

@@ -1,12 +1,12 @@
-r"""Credential masking of `sessions_history` text (SPEC-tools §T5 H4). Pure string functions.
+r"""Credential masking of `sessions_history` text. Pure string functions.
 
 The default patterns follow the reference gateway's `DEFAULT_REDACT_PATTERNS` in meaning: ECMAScript
 `\s`, ASCII `\b` and `\d`, case-insensitive, global. They are compiled once; none can backtrack more
 than linearly, and the PEM block (whose lazy body would be quadratic over many unterminated headers)
 is found by a linear scanner with the same result.
 
-Idempotence (a departure from one literal pass; SPEC-tools marks the sanitizer rules as its own
-reading, and issue 10 requires `redact_text(redact_text(x)) == redact_text(x)`): a secret that is
+Idempotence (a departure from one literal pass, so that
+`redact_text(redact_text(x)) == redact_text(x)`): a secret that is
 already a mask is left as it is. That is a secret made only of `*` (`***` and any prefix H5 may cut
 from it), or one lying inside a `first6…last4` mask and touching its ellipsis (the whole mask, or the
 `first6` part a value pattern such as `Authorization: Bearer` stops at before `…`). A real secret of
@@ -92,7 +92,7 @@ _LINE_SPLIT: Final = re.compile(r"\r?\n")
 
 
 def mask_secret(secret: str) -> str:
-    """`***` below 18 characters, else the first 6 + `…` + the last 4 (SPEC-tools §T5 H4)."""
+    """`***` below 18 characters, else the first 6 + `…` + the last 4."""
     if len(secret) < MIN_PARTIAL_MASK_LENGTH:
         return SHORT_MASK
     return f"{secret[:KEEP_START]}…{secret[-KEEP_END:]}"

@@ -1,7 +1,7 @@
-"""What the session tools return (SPEC-tools §T4-§T9, §T11): frozen models with the tool's JSON.
+"""What the session tools return: frozen models with the tool's JSON.
 
 `to_json()` gives the JSON object the tool reports: camelCase keys, `None` omitted, times in epoch
-milliseconds. `to_json_text()` is that object as compact JSON (§T0). Values only; nothing here reads
+milliseconds. `to_json_text()` is that object as compact JSON. Values only; nothing here reads
 or writes anything.
 """
 
@@ -34,7 +34,7 @@ class ToolResult(WireModel):
 
 
 class SessionListRow(ToolResult):
-    """One `sessions_list` row (§T4): `archived`/`pinned` always, the rest only when known."""
+    """One `sessions_list` row: `archived`/`pinned` always, the rest only when known."""
 
     key: str
     session_id: str | None = None
@@ -50,7 +50,7 @@ class SessionListRow(ToolResult):
     parent_session_key: str | None = None
     updated_at: int | None = None
     state_version: int | None = None
-    """Only when the head is > 0 (core §7.2)."""
+    """Only when the head is > 0."""
     model: str | None = None
     context_tokens: int | None = None
     total_tokens: int | None = None
@@ -61,7 +61,7 @@ class SessionListRow(ToolResult):
 
 
 class SessionsListResult(ToolResult):
-    """`{"count", "sessions", "visibility"?}` (§T4)."""
+    """`{"count", "sessions", "visibility"?}`."""
 
     count: int
     sessions: tuple[SessionListRow, ...]
@@ -72,7 +72,7 @@ class SessionsListResult(ToolResult):
 
 
 class SessionsHistoryResult(ToolResult):
-    """A sanitized history page (§T5), or `{"status": "forbidden"|"error", "error"}`."""
+    """A sanitized history page, or `{"status": "forbidden"|"error", "error"}`."""
 
     status: Literal["forbidden", "error"] | None = None
     error: str | None = None
@@ -94,7 +94,7 @@ class SessionsHistoryResult(ToolResult):
 
 
 class A2APlan(BaseModel):
-    """The agent-to-agent follow-up of an `ok`/`accepted` send, for `SessionTools.run_a2a` (§T6)."""
+    """The agent-to-agent follow-up of an `ok`/`accepted` send, for `SessionTools.run_a2a`."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -130,7 +130,7 @@ class SendDelivery(ToolResult):
 
 
 class SessionsSendResult(ToolResult):
-    """A `sessions_send` outcome (§T6); `plan` (not in the JSON) is the A2A follow-up, if any."""
+    """A `sessions_send` outcome; `plan` (not in the JSON) is the A2A follow-up, if any."""
 
     run_id: str
     status: Literal["accepted", "ok", "no_reply", "timeout", "error", "forbidden"]
@@ -202,7 +202,7 @@ class RouteInfo(ToolResult):
 
 
 class SessionStatusResult(ToolResult):
-    """`session_status` (§T7); `state_changes` is exactly core §7.1's `stateChanges` object."""
+    """`session_status`; `state_changes` is exactly the core's `stateChanges` object."""
 
     ok: Literal[True] = True
     session_key: str
@@ -243,7 +243,7 @@ class AttachmentsReceipt(ToolResult):
 
 
 class SessionsSpawnResult(ToolResult):
-    """`sessions_spawn` (§T8): accepted at once, or `forbidden`/`error` with the reason."""
+    """`sessions_spawn`: accepted at once, or `forbidden`/`error` with the reason."""
 
     status: Literal["accepted", "forbidden", "error"]
     error: str | None = None
@@ -260,7 +260,7 @@ class SessionsSpawnResult(ToolResult):
 
 
 class SessionsYieldResult(ToolResult):
-    """`sessions_yield` (§T9): `{"status": "yielded", "message"}` or `{"status": "error", "error"}`."""
+    """`sessions_yield`: `{"status": "yielded", "message"}` or `{"status": "error", "error"}`."""
 
     status: Literal["yielded", "error"]
     message: str | None = None
@@ -280,7 +280,7 @@ class SubagentRun(ToolResult):
 
 
 class SubagentsResult(ToolResult):
-    """`subagents` `list` (§T9), or `{"status": "error", "error"}` without a session context."""
+    """`subagents` `list`, or `{"status": "error", "error"}` without a session context."""
 
     status: Literal["ok", "error"]
     error: str | None = None

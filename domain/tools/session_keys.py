@@ -1,4 +1,4 @@
-"""Session references and the facts the tools derive from a key (SPEC-tools §T3, §T6, §T7).
+"""Session references and the facts the tools derive from a key.
 
 Pure string rules: the façade looks sessions up in the registry; these functions say what a reference
 means, how a key is displayed and classified, and which route a group/channel key names.
@@ -30,7 +30,7 @@ CLIENT_LABELS: Final[frozenset[str]] = frozenset(
         "openclaw-android",
     }
 )
-"""Client names a model may pass as `sessionKey`: each means the requester, never a key (§T3)."""
+"""Client names a model may pass as `sessionKey`: each means the requester, never a key."""
 
 _NOT_SESSION_IDS: Final = frozenset({"main", "global", "unknown", "current"})
 _KEY_PREFIXES: Final = ("agent:", "cron:", "hook:", "node-", "node:")
@@ -71,7 +71,7 @@ def classify_kind(
     main_key: str = DEFAULT_MAIN_KEY,
     session_scope: str = "per-sender",
 ) -> SessionKind:
-    """The session kind (§T3): the registry's if it names one, else derived from the key.
+    """The session kind: the registry's if it names one, else derived from the key.
 
     `main` (the rest is the main key, or the key is the bare alias), `cron`/`hook` (the rest starts
     `cron:`/`hook:`), `node` (`node-`/`node:`), `group` (`:group:` or `:channel:` in the key), else
@@ -117,7 +117,7 @@ def derive_channel(
     delivery_channel: str | None = None,
     last_channel: str | None = None,
 ) -> str:
-    """The row's channel (§T3): `internal` for cron/hook/node, else the first fact present.
+    """The row's channel: `internal` for cron/hook/node, else the first fact present.
 
     In order: the session's `channel`, its origin provider, `delivery_context.channel`, `last_channel`,
     the `<channel>` of a `[agent:<id>:]<channel>:(group|channel):<id>…` key, else `unknown`.
@@ -133,7 +133,7 @@ def derive_channel(
 
 
 def is_thread_session_key(key: str) -> bool:
-    """A thread-scoped key: its last `:thread:` (any case) is followed by a non-blank id (§T3)."""
+    """A thread-scoped key: its last `:thread:` (any case) is followed by a non-blank id."""
     index = key.lower().rfind(_THREAD_MARKER)
     return index >= 0 and bool(key[index + len(_THREAD_MARKER) :].strip())
 
@@ -144,18 +144,18 @@ def subagent_depth_of_key(key: str) -> int:
 
 
 def session_depth(key: str, *, spawn_depth: int | None = None) -> int:
-    """The spawn depth (§T3): the registry's `spawn_depth` when set, else counted from the key."""
+    """The spawn depth: the registry's `spawn_depth` when set, else counted from the key."""
     return spawn_depth if spawn_depth is not None else subagent_depth_of_key(key)
 
 
 def is_cron_run_key(key: str) -> bool:
-    """A cron run session (its rest starts `cron:` and contains `:run:`): no A2A ping-pong (§T6)."""
+    """A cron run session (its rest starts `cron:` and contains `:run:`): no A2A ping-pong."""
     rest = key_rest(key)
     return rest.startswith("cron:") and ":run:" in rest
 
 
 def looks_like_session_id(value: str) -> bool:
-    """Could `value` be a session id rather than a key (§T3 step 4)? Blank is neither.
+    """Could `value` be a session id rather than a key? Blank is neither.
 
     Not `main|global|unknown|current`, no `agent:`, `acp:` (any case), `cron:`, `hook:`, `node-`,
     `node:` prefix, and no `:group:`/`:channel:`.
@@ -174,7 +174,7 @@ ReferenceKind: TypeAlias = Literal["missing", "requester", "main", "key"]
 
 
 class SessionReference(BaseModel):
-    """What a `sessionKey` argument refers to (§T3 steps 1-3), before the registry lookup.
+    """What a `sessionKey` argument refers to, before the registry lookup.
 
     - `missing`: blank input; the tool applies its own default or error.
     - `requester`: `current` or a client label; labels are never looked up as keys.
@@ -200,7 +200,7 @@ def resolve_reference(
     main_key: str = DEFAULT_MAIN_KEY,
     session_scope: str = "per-sender",
 ) -> SessionReference:
-    """Classify a `sessionKey` argument (§T3): requester alias, `main`, or a key that may be a session id.
+    """Classify a `sessionKey` argument: requester alias, `main`, or a key that may be a session id.
 
     Bare keys take the requester's agent.
     """
@@ -222,22 +222,22 @@ def resolve_reference(
 
 
 def session_not_found_message(value: str) -> str:
-    """§T3 step 4: an id-like input that matches no session id."""
+    """Resolution step 4: an id-like input that matches no session id."""
     return f"Session not found: {value} (use the full sessionKey from sessions_list)"
 
 
 def unknown_session_key_message(value: str) -> str:
-    """§T3 step 5 (and `session_status`, §T7)."""
+    """Resolution step 5 (and `session_status`)."""
     return f"Unknown sessionKey: {value}"
 
 
 def unknown_session_id_message(value: str) -> str:
-    """`session_status` for an id-like input that matches nothing (§T7)."""
+    """`session_status` for an id-like input that matches nothing."""
     return f"Unknown sessionId: {value}"
 
 
 def sandbox_not_visible_message(value: str) -> str:
-    """A requester restricted to spawned resolved a session outside its subtree (§T3)."""
+    """A requester restricted to spawned resolved a session outside its subtree."""
     return f"Session not visible from this sandboxed agent session: {value}"
 
 
@@ -245,7 +245,7 @@ def sandbox_not_visible_message(value: str) -> str:
 
 
 class KeyRoute(BaseModel):
-    """The delivery route a group/channel key names (§T6 announce): channel, target, thread."""
+    """The delivery route a group/channel key names: channel, target, thread."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -275,7 +275,7 @@ def announce_route_from_key(key: str) -> KeyRoute | None:
 
 
 def origin_provider_from_key(key: str) -> str | None:
-    """`session_status` `route.origin.provider` when no origin is stored (§T7), else None.
+    """`session_status` `route.origin.provider` when no origin is stored, else None.
 
     It is the `<channel>` of a `[agent:<id>:]<channel>:(group|channel|direct|dm):…` key.
     """

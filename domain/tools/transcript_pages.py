@@ -4,9 +4,8 @@ The shell reads transcript rows through the `Transcripts` port and hands them he
 is a frozen value holding fresh JSON-compatible dicts (the input is never mutated) and the flags the
 tool reports. Sizes are compact JSON (`separators=(",", ":")`, non-ASCII unescaped) in UTF-8 bytes.
 
-H3-H5 on a string form a fixed point rather than one ordered pass (SPEC-tools marks the sanitizer
-rules as its own reading; issue 10 requires sanitizing twice to equal sanitizing once, and no
-credential to survive):
+H3-H5 on a string form a fixed point rather than one ordered pass (sanitizing twice must equal
+sanitizing once, and no credential may survive):
 
 - H4 runs before H3 as well as after it, so a secret is masked before an assistant-text removal can
   glue a word onto it (`a[Tool Call: x] sk-…` would otherwise become an unmatched `ask-…`), and again
@@ -49,7 +48,7 @@ MAX_TEXT_CHARS: Final = 4000
 TRUNCATION_MARKER: Final = "\n…(truncated)…"
 HISTORY_PLACEHOLDER: Final = "[sessions_history omitted: message too large]"
 SESSIONS_LIST_PLACEHOLDER: Final = "[sessions_list omitted: message too large]"
-"""The H7 placeholder text of `sessions_list` rows' `messages` (§T4)."""
+"""The H7 placeholder text of `sessions_list` rows' `messages`."""
 
 TOOL_ROLES: Final = frozenset({"toolResult", "tool"})
 """H1: the roles dropped unless `includeTools`."""
@@ -93,7 +92,7 @@ class SanitizedHistory:
 
 @dataclass(frozen=True, slots=True)
 class HistoryPage:
-    """The pagination fields of a `sessions_history` call that gave an `offset` (§T5)."""
+    """The pagination fields of a `sessions_history` call that gave an `offset`."""
 
     offset: int
     total_messages: int
@@ -349,10 +348,10 @@ def sanitize_history(
     redact_patterns: Iterable[str] = (),
     placeholder: str = HISTORY_PLACEHOLDER,
 ) -> SanitizedHistory:
-    """H1-H7 of `sessions_history` over transcript messages, oldest first (SPEC-tools §T5).
+    """H1-H7 of `sessions_history` over transcript messages, oldest first.
 
     `redact_patterns` are `ToolsConfig.redact_patterns`, applied before the defaults. `sessions_list`
-    passes its own tool-free rows with `include_tools=True` and `SESSIONS_LIST_PLACEHOLDER` (§T4).
+    passes its own tool-free rows with `include_tools=True` and `SESSIONS_LIST_PLACEHOLDER`.
     """
     selected = messages if include_tools else without_tool_messages(messages)
     patterns = tuple(redact_patterns)
@@ -386,7 +385,7 @@ def history_window(total: int, limit: int, offset: int | None) -> range:
 
 
 def history_page(*, total: int, offset: int, oldest_seq: int | None, rows_read: int) -> HistoryPage:
-    """The fields of a page read with an explicit `offset` (§T5).
+    """The fields of a page read with an explicit `offset`.
 
     `nextOffset = max(offset, T - s + 1)` with `s` the smallest returned seq (no seq: `offset +
     rows_read`), and `hasMore = nextOffset < T`.

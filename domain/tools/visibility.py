@@ -1,4 +1,4 @@
-"""Which sessions a requester may list, read, message or inspect (SPEC-tools §T2).
+"""Which sessions a requester may list, read, message or inspect.
 
 Pure: the configuration, the requester's spawn subtree and the agent-to-agent policy arrive as values;
 every refusal carries the exact text the tool reports.
@@ -50,7 +50,7 @@ def effective_visibility(
     sandbox_session_tools_visibility: object = "spawned",
     is_subagent: bool,
 ) -> EffectiveVisibility:
-    """Apply the sandbox clamp (§T2): a sandboxed requester under `spawned` is clamped to `tree`.
+    """Apply the sandbox clamp: a sandboxed requester under `spawned` is clamped to `tree`.
 
     `sandbox_session_tools_visibility` is `agents.defaults.sandbox.sessionToolsVisibility`: only `all`
     (trimmed, any case) lifts the clamp; anything else, missing included, means `spawned`. A clamped
@@ -142,7 +142,7 @@ def _denied(error: str) -> Access:
     return Access(allowed=False, error=error)
 
 
-def check_access(  # noqa: PLR0917 - the positional signature of SPEC-tools §T2
+def check_access(  # noqa: PLR0917 - the positional signature of the visibility rules
     action: AccessAction,
     requester: SessionRef,
     target: SessionRef,
@@ -150,7 +150,7 @@ def check_access(  # noqa: PLR0917 - the positional signature of SPEC-tools §T2
     a2a: A2APolicy,
     subtree: AbstractSet[str],
 ) -> Access:
-    """May `requester` act on `target`? Rules 1-9 of §T2, first match wins.
+    """May `requester` act on `target`? The nine visibility rules, first match wins.
 
     `subtree` holds the keys of the requester's spawn subtree (`subtree_of`). A plain-string ref takes
     its agent id from the key; pass a `SessionIdentity` for a bare key such as `global`.
@@ -200,7 +200,7 @@ def visible_in_list(
 
 
 def subtree_of(requester: str, edges: Iterable[tuple[str, str | None]]) -> frozenset[str]:
-    """The keys spawned by `requester`, transitively (§T2 `tree` **[assumed]**), never itself.
+    """The keys spawned by `requester`, transitively, never itself.
 
     `edges` are `(child, parent)` pairs: give one for the child's `spawned_by` and one for its
     `parent_session_key` (a `None` parent is skipped). Cycles are harmless.
@@ -228,7 +228,7 @@ _SANDBOX_SCOPE: Final = "current session + own spawn subtree (sandbox: spawned s
 
 
 class VisibilityNote(BaseModel):
-    """The `visibility` object `sessions_list` adds when the effective visibility is not `all` (§T2)."""
+    """The `visibility` object `sessions_list` adds when the effective visibility is not `all`."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

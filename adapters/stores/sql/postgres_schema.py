@@ -2,7 +2,7 @@
 
 `stored_events` has exactly the shape of eventsourcing's `PostgresApplicationRecorder` table
 (`notification_id bigserial`, never reused), so eventsourcing's own recorder can read it. The read
-models are the SQLite ones; rows with `notified > last_seen` are the pending-notice view (SPEC §6.3).
+models are the SQLite ones; rows with `notified > last_seen` are the pending-notice view.
 Key columns use the "C" collation: ordered by code point, like the memory and SQLite stores.
 Every statement runs with `search_path` set to the store's schema, so no name here is qualified.
 """
@@ -18,7 +18,7 @@ Row: TypeAlias = Sequence[Any]
 SCHEMA_VERSION = 2
 EVENTS_TABLE = "stored_events"
 WAKE_CHANNEL = "sessionwatch_wake"
-"""The NOTIFY channel of cross-process wakes (SPEC §16); payloads name their schema."""
+"""The NOTIFY channel of cross-process wakes; payloads name their schema."""
 
 KEY = 'TEXT COLLATE "C" NOT NULL'
 
@@ -61,7 +61,7 @@ SCHEMA = (
         " head BIGINT NOT NULL,"
         " pruned_through BIGINT NOT NULL,"
         " stream_version BIGINT NOT NULL,"
-        " meta TEXT,"  # registry metadata as JSON (SPEC-tools §T10), NULL until first set
+        " meta TEXT,"  # registry metadata as JSON, NULL until first set
         " PRIMARY KEY (session_key, agent_id))"
     ),
     (
@@ -78,7 +78,7 @@ SCHEMA = (
         " recorded_at_ms BIGINT NOT NULL,"
         " summary TEXT NOT NULL,"
         " payload TEXT,"
-        " dedupe_key TEXT UNIQUE,"  # dedupe keys are global (SPEC §3.2)
+        " dedupe_key TEXT UNIQUE,"  # dedupe keys are global
         " watchers TEXT,"
         " notification_id BIGINT NOT NULL)"
     ),
@@ -97,7 +97,7 @@ SCHEMA = (
         " PRIMARY KEY (target_key, target_agent_id, watcher))"
     ),
     "CREATE INDEX IF NOT EXISTS sw_cursors_by_watcher ON sw_cursors (watcher)",
-    # Upstream links of adopted sessions (SPEC §10); `active = 0` rows are tombstones (ADR-0010).
+    # Upstream links of adopted sessions; `active = 0` rows are tombstones (ADR-0010).
     (
         "CREATE TABLE IF NOT EXISTS sw_upstream_links ("
         f" session_key {KEY},"

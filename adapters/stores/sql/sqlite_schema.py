@@ -2,7 +2,7 @@
 
 One file holds eventsourcing's stored events (with a never-reused AUTOINCREMENT notification id),
 the sequence counter and the read models: sessions, the signal log and the watch cursors, whose
-rows with `notified > last_seen` are the durable pending-notice view (SPEC §6.3).
+rows with `notified > last_seen` are the durable pending-notice view.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ SCHEMA = (
         " head INTEGER NOT NULL,"
         " pruned_through INTEGER NOT NULL,"
         " stream_version INTEGER NOT NULL,"  # the Session stream's newest version (no MAX lookup)
-        " meta TEXT,"  # registry metadata as JSON (SPEC-tools §T10), NULL until first set
+        " meta TEXT,"  # registry metadata as JSON, NULL until first set
         " PRIMARY KEY (session_key, agent_id)) WITHOUT ROWID"
     ),
     _SIGNALS_TABLE.format(name="sw_signals"),
@@ -94,7 +94,7 @@ SCHEMA = (
         " UNIQUE (target_key, target_agent_id, watcher))"
     ),
     "CREATE INDEX IF NOT EXISTS sw_cursors_by_watcher ON sw_cursors (watcher)",
-    # Upstream links of adopted sessions (SPEC §10); `active = 0` rows are tombstones (ADR-0010).
+    # Upstream links of adopted sessions; `active = 0` rows are tombstones (ADR-0010).
     # `upstream_ref` and `marker` are JSON text.
     (
         "CREATE TABLE IF NOT EXISTS sw_upstream_links ("
