@@ -1,11 +1,11 @@
 # Two commands do everything on a fresh machine (README):
 #   make demo   creates .venv if needed and runs `sessionwatch demo` on the embedded SQLite default
-#   make test   creates .venv if needed, then lint, type check and the whole test suite
+#   make test   creates .venv if needed, then lint, type check, the docs build and the whole test suite
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck pytest install bench clean
+.PHONY: demo test lint typecheck docs pytest install bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,10 +27,14 @@ typecheck: install
 	$(BIN)/mypy -p sessionwatch
 	$(BIN)/mypy tests bench
 
+# The documentation site (mkdocs.yml, docs/): strict, so a broken link or docstring fails the build.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 pytest: install
 	$(BIN)/python -m pytest -q
 
-test: lint typecheck pytest
+test: lint typecheck docs pytest
 
 bench: install
 	$(BIN)/python bench/run.py --quick

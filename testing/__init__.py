@@ -1,6 +1,7 @@
 """The test kit for embedders: Hypothesis strategies, fakes of the ports and the notice machine.
 
-Modules by role: `strategies`, `fakes`, `model` (the oracle) and `machine`. Needs the `testing`
+Modules by role: `strategies`, `fakes` (the core's ports), `tool_fakes` (the session tools'
+ports), `model` (the oracle) and `machine`. Needs the `testing`
 extra (`pip install 'sessionwatch[testing]'`); `import sessionwatch` never imports this package.
 """
 
@@ -13,7 +14,7 @@ except ImportError as exc:  # the extra is optional: say how to get it
         "sessionwatch.testing needs Hypothesis: pip install 'sessionwatch[testing]'", name=exc.name
     ) from exc
 
-from sessionwatch.testing.fakes import START, FakeClock, RecordingWaker
+from sessionwatch.testing.fakes import START, FakeClock, FakeTranscripts, RecordingWaker
 from sessionwatch.testing.machine import SessionWatchMachine
 from sessionwatch.testing.model import NoticeModel
 from sessionwatch.testing.strategies import (
@@ -47,6 +48,15 @@ from sessionwatch.testing.strategies import (
     summaries,
     weighted,
 )
+from sessionwatch.testing.tool_fakes import (
+    FakeModels,
+    FakeRuntime,
+    FakeToolTranscripts,
+    Message,
+    ReadCall,
+    StepCall,
+    with_seqs,
+)
 
 __all__ = [
     "AGENT_IDS",
@@ -60,11 +70,18 @@ __all__ = [
     "START",
     "SUBAGENT_KEYS",
     "FakeClock",
+    "FakeModels",
+    "FakeRuntime",
+    "FakeToolTranscripts",
+    "FakeTranscripts",
+    "Message",
     "NoticeModel",
     "OccurredAt",
+    "ReadCall",
     "RecordingWaker",
     "SessionRef",
     "SessionWatchMachine",
+    "StepCall",
     "actors",
     "agent_ids",
     "agent_qualified_keys",
@@ -83,4 +100,5 @@ __all__ = [
     "subagent_keys",
     "summaries",
     "weighted",
+    "with_seqs",
 ]

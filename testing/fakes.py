@@ -1,6 +1,7 @@
-"""Fakes of the host's ports for tests: a clock that moves only when told, a waker that records.
+"""Fakes of the host's ports: a clock that moves when told, a waker that records, fixed transcripts.
 
-Plain classes with no test framework behind them: they satisfy `Clock` and `Waker` structurally.
+Plain classes with no test framework behind them: they satisfy `Clock`, `Waker` and `Transcripts`
+structurally.
 """
 
 from __future__ import annotations
@@ -41,3 +42,23 @@ class RecordingWaker:
         """The wakes since the last `take`, forgetting them."""
         calls, self.calls = self.calls, []
         return calls
+
+
+class FakeTranscripts:
+    """The host's `Transcripts` port for the upstream monitor: each session's own user texts.
+
+    `texts` maps a session key to its user texts, oldest first. A session in `failing` raises
+    `OSError`, as an unavailable transcript store does; `calls` records every question.
+    """
+
+    def __init__(self, texts: dict[str, list[str]] | None = None) -> None:
+        self.texts = texts or {}
+        self.failing: set[str] = set()
+        self.calls: list[tuple[str, str, int]] = []
+
+    def recent_user_texts(self, session_key: str, agent_id: str, limit: int) -> list[str]:
+        """The session's newest `limit` user texts, oldest first."""
+        self.calls.append((session_key, agent_id, limit))
+        if session_key in self.failing:
+            raise OSError("transcript store unavailable")
+        return self.texts.get(session_key, [])[-limit:]

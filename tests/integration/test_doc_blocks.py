@@ -1,0 +1,185 @@
+"""Every code block of the README and of `docs/` works as written.
+
+- A ```python block runs as a script in a fresh temporary directory (its own process, no
+  `$SESSIONWATCH_URL`), and must exit 0. When the next block after it (blank lines between only)
+  is a ```text block, that block is exactly what the script prints.
+- Fixture header: a line `<!-- docs-test: SESSIONWATCH_URL=postgres -->` right above a block runs
+  it with `$SESSIONWATCH_URL` naming a fresh PostgreSQL schema of the test server (the block then
+  calls `sessionwatch.open()` without a URL, as a host configured by its environment does).
+- A ```console block's `$ ` lines and a ```sh block's lines are commands: each runs an executable
+  the project has (`sessionwatch` with a real subcommand, `make` with a real target, `python`,
+  `pip`, `.venv/bin/...`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from stores import needs_postgres, postgres_url
+
+from sessionwatch.adapters.entry.cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")))
+FENCE = re.compile(r"^```(\w*)\s*$")
+HEADER = re.compile(r"^<!-- docs-test: (.+?) -->$")
+HEADERS = frozenset({"SESSIONWATCH_URL=postgres"})
+EXECUTABLES = frozenset({"sessionwatch", "make", "python", "python3", "pip"})
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced block: where it is, its language, its text, its header and the output it shows."""
+
+    page: Path
+    line: int
+    lang: str
+    code: str
+    header: str | None = None
+    output: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
+
+
+def blocks_of(page: Path) -> list[Block]:
+    lines = page.read_text(encoding="utf-8").splitlines()
+    found: list[Block] = []
+    index = 0
+    while index < len(lines):
+        opened = FENCE.match(lines[index])
+        if not opened:
+            index += 1
+            continue
+        end = next(i for i in range(index + 1, len(lines)) if lines[i].startswith("```"))
+        above = lines[index - 1] if index > 0 else ""
+        header = HEADER.match(above)
+        found.append(
+            Block(
+                page,
+                index + 1,
+                opened.group(1),
+                "\n".join(lines[index + 1 : end]) + "\n",
+                header.group(1) if header else None,
+            )
+        )
+        index = end + 1
+    return [
+        _with_output(block, found[i + 1] if i + 1 < len(found) else None) for i, block in enumerate(found)
+    ]
+
+
+def _with_output(block: Block, following: Block | None) -> Block:
+    """A python block's output is the ```text block right after it (blank lines between only)."""
+    if block.lang != "python" or following is None or following.lang != "text":
+        return block
+    lines = block.page.read_text(encoding="utf-8").splitlines()
+    end = next(i for i in range(block.line, len(lines)) if lines[i].startswith("```"))
+    between = lines[end + 1 : following.line - 1]
+    if any(line.strip() for line in between):
+        return block
+    return Block(block.page, block.line, block.lang, block.code, block.header, following.code)
+
+
+ALL = [block for page in PAGES for block in blocks_of(page)]
+PYTHON = [
+    pytest.param(b, id=b.name, marks=[needs_postgres] if b.header else []) for b in ALL if b.lang == "python"
+]
+SHELL = [pytest.param(b, id=b.name) for b in ALL if b.lang in {"console", "sh", "shell", "bash"}]
+
+
+def test_the_pages_hold_blocks_of_every_kind_the_test_checks() -> None:
+    assert len(PYTHON) >= 10
+    assert len(SHELL) >= 3
+    assert any(b.output is not None for b in ALL)
+
+
+def test_every_block_says_its_language_and_every_header_is_known() -> None:
+    assert [b.name for b in ALL if not b.lang] == []
+    assert {b.header for b in ALL if b.header} <= HEADERS
+
+
+@pytest.mark.parametrize("block", PYTHON)
+def test_the_python_block_runs_as_written(block: Block, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "SESSIONWATCH_URL"}
+    script = tmp_path / "block.py"
+    script.write_text(block.code, encoding="utf-8")
+    if block.header == "SESSIONWATCH_URL=postgres":
+        with postgres_url("sw_docs") as url:
+            done = _run(script, {**env, "SESSIONWATCH_URL": url})
+    else:
+        done = _run(script, env)
+    assert done.returncode == 0, f"{block.name} failed:\n{done.stderr}"
+    if block.output is not None:
+        assert done.stdout == block.output
+
+
+def _run(script: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, script.name],
+        cwd=script.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def commands_of(block: Block) -> list[list[str]]:
+    """The commands of a shell block, as words, with env assignments and `# comments` left out."""
+    if block.lang == "console":
+        lines = [line[2:] for line in block.code.splitlines() if line.startswith("$ ")]
+    else:
+        lines = [
+            line for line in block.code.splitlines() if line.strip() and not line.lstrip().startswith("#")
+        ]
+    commands = []
+    for line in lines:
+        words = shlex.split(line, comments=True)
+        while words and re.fullmatch(r"[A-Z_]+=.*", words[0]):
+            words = words[1:]
+        commands.append(words)
+    return commands
+
+
+def _subcommands() -> set[str]:
+    parser = build_parser()
+    actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return {name for action in actions for name in action.choices}
+
+
+def _make_targets() -> set[str]:
+    text = (ROOT / "Makefile").read_text(encoding="utf-8")
+    return set(re.findall(r"^([a-z][\w-]*):", text, re.MULTILINE))
+
+
+@pytest.mark.parametrize("block", SHELL)
+def test_the_shell_block_runs_only_commands_that_exist(block: Block) -> None:
+    commands = commands_of(block)
+    assert commands, f"{block.name} holds no command"
+    subcommands, targets = _subcommands(), _make_targets()
+    for words in commands:
+        program = words[0]
+        assert program in EXECUTABLES or program.startswith(".venv/bin/"), (block.name, words)
+        if program == "sessionwatch":
+            named = [
+                w
+                for i, w in enumerate(words[1:], 1)
+                if not w.startswith(("-", "[")) and words[i - 1] != "--db"
+            ]
+            assert named, (block.name, words)
+            assert named[0] in subcommands, (block.name, words)
+        if program == "make":
+            assert set(words[1:]) <= targets, (block.name, words)
+        if program.startswith(".venv/bin/"):
+            assert (ROOT / program).exists(), (block.name, words)
