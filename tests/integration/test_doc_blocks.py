@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import shlex
@@ -183,3 +184,19 @@ def test_the_shell_block_runs_only_commands_that_exist(block: Block) -> None:
             assert set(words[1:]) <= targets, (block.name, words)
         if program.startswith(".venv/bin/"):
             assert (ROOT / program).exists(), (block.name, words)
+
+
+def test_the_cli_reference_page_is_generated_for_every_subcommand() -> None:
+    page = (ROOT / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
+    hook_path = ROOT / "docs" / "hooks" / "cli_reference.py"
+    spec = importlib.util.spec_from_file_location("cli_reference", hook_path)
+    assert spec is not None
+    assert spec.loader is not None
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    assert hook.MARKER in page
+    rendered: str = hook.on_page_markdown(page)
+    assert hook.MARKER not in rendered
+    for name in sorted(_subcommands()):
+        assert f"## sessionwatch {name}\n" in rendered
+        assert f"usage: sessionwatch {name} " in rendered
