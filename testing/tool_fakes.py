@@ -200,7 +200,9 @@ class FakeModels:
             "anthropic/claude-opus": "anthropic/claude-opus",
         }
     )
-    allowed: frozenset[str] = frozenset({"anthropic/x", "anthropic/claude-opus", "openai/gpt"})
+    allowed: frozenset[str] = field(
+        default_factory=lambda: frozenset({"anthropic/x", "anthropic/claude-opus", "openai/gpt"})
+    )
     default: str = "openai/gpt"
 
     def resolve(self, raw: str, agent_id: str) -> str | None:  # noqa: ARG002 - one catalog for all agents
