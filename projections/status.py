@@ -76,6 +76,7 @@ def status_as_of(
     archived: bool,
     changes_since: int | None,
     limit: int,
+    highest: int,
 ) -> SessionStatus:
     """The `session_status` the session had right after sequence `as_of` was allocated.
 
@@ -83,10 +84,15 @@ def status_as_of(
     signal of the session still available, ascending: the retained ones, plus the pruned ones from
     the prune archive when `archived` (then none is missing). Without the archive, a point below the
     watermark is unknowable and an `InvalidQuery`; above it, changes before the watermark are a
-    `historyGap`, exactly as `session_status` reports them now.
+    `historyGap`, exactly as `session_status` reports them now. `highest` is the store's counter: a
+    sequence past it was never allocated, so there is no "right after it" to answer (an `InvalidQuery`).
     """
     if not isinstance(as_of, int) or isinstance(as_of, bool) or as_of < 0:
         raise InvalidQuery("as_of", "must be an integer >= 0")
+    if as_of > highest:
+        raise InvalidQuery(
+            "as_of", f"{as_of} is past the store's highest sequence {highest}; no status exists after it yet"
+        )
     watermark = 0 if archived else state.pruned_through
     if as_of < watermark:
         raise InvalidQuery(

@@ -53,6 +53,7 @@ def status_in_the_past(
 
     Within the retained window the event store answers alone; before a session's prune
     watermark, the prune `archive` must hold every pruned signal, else `InvalidQuery("archive")`.
+    A sequence past the store's counter is an `InvalidQuery("as_of")`, never a silent "now".
     """
     since = check_changes_since(changes_since)
     page = clamp_limit(limit)
@@ -60,6 +61,7 @@ def status_in_the_past(
     state = core.store.session(identity)
     if state is None:
         raise UnknownSession(key)
+    highest = core.store.last_sequence()  # read before the replay: every sequence up to it is in it
     found: dict[int, SignalRecorded] = {}
     if archive is not None:
         try:
@@ -74,7 +76,15 @@ def status_in_the_past(
     covered = archive is not None and (state.pruned_through == 0 or state.pruned_through in found)
     if archive is not None and not covered:
         raise InvalidQuery("archive", f"does not hold the pruned history of {key}")
-    return status_as_of(state, as_of, history, archived=covered, changes_since=since, limit=page)
+    return status_as_of(
+        state,
+        as_of,
+        history,
+        archived=covered,
+        changes_since=since,
+        limit=page,
+        highest=highest,
+    )
 
 
 def sessions_list(

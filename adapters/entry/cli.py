@@ -1,4 +1,4 @@
-"""The `sessionwatch` command line (SPEC §14): argument parsing, output formatting, exit codes.
+"""The `sessionwatch` command line: argument parsing, output formatting, exit codes.
 
 A thin shell over `SessionWatch`: every rule lives in the core. Exit codes (`EXIT_CODES`): 0 success;
 1 the command ran and its answer is "no" (a refused `watch`, the demo's rebuilt read models
@@ -10,12 +10,14 @@ escapes. A "no" answer (1) is an answer, not an error: it is printed on stdout (
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from sessionwatch.adapters.entry import cli_commands as run
+from sessionwatch.adapters.entry.cli_store import StoreGuard, StoreUse
 from sessionwatch.adapters.entry.cli_text import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERNAL,
@@ -24,6 +26,8 @@ from sessionwatch.adapters.entry.cli_text import (
     EXIT_USAGE,
     PROG,
     CliError,
+    naming_the_flag,
+    naming_the_store,
     one_line,
 )
 from sessionwatch.adapters.entry.demo import DEMO_PATH
@@ -34,6 +38,13 @@ from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSessi
 from sessionwatch.domain.signals import SignalKind
 
 _INPUT_ERRORS = (InvalidSignal, InvalidQuery, UnknownSession, InvalidStoreUrl, StoreError, HistoryError)
+
+DB_HELP = (
+    "the store: memory:// (in this process only, gone when it ends); sqlite:///relative.db or "
+    "sqlite:////absolute/path.db, or a plain file path (a SQLite file); add ?synchronous=full to a "
+    "SQLite URL to make every commit durable on power loss; postgresql://USER@HOST:5432/DB "
+    "(needs pip install 'sessionwatch[postgres]'). Default: $SESSIONWATCH_URL, else ./sessionwatch.db"
+)
 
 EXIT_CODES = (
     "exit codes: 0 success; 1 the answer is no (watch refused; demo read models differ), printed on "
@@ -57,7 +68,7 @@ def _fail(message: str) -> None:
 
 
 def _global_options(*, suppress: bool) -> _Parser:
-    """`--db` and `--json`, accepted before and after the subcommand (SPEC §13.1).
+    """`--db` and `--json`, accepted before and after the subcommand.
 
     The subcommand copies default to SUPPRESS so they only override what was given before it.
     """
@@ -68,11 +79,17 @@ def _global_options(*, suppress: bool) -> _Parser:
         "--db",
         metavar="URL",
         default=db_default,
-        help="store URL: sqlite:///PATH, a plain file path, or memory:// "
-        "(default: $SESSIONWATCH_URL, else ./sessionwatch.db)",
+        help=DB_HELP,
     )
     parent.add_argument("--json", action="store_true", default=json_default, help="print JSON")
     return parent
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("sessionwatch")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
         epilog=EXIT_CODES,
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     common = [_global_options(suppress=True)]
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -99,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
         f"{DEMO_PATH}, which is deleted and recreated on every run (never your ./sessionwatch.db "
         "nor $SESSIONWATCH_URL). With --db URL it runs on that SQLite store and keeps it; every run "
         "uses fresh child session keys, so re-running on the same file always works.",
+        store=StoreUse.DEMO,
     )
 
     status = _command(
@@ -107,7 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
         "status",
         run.status_command,
         help="a session's stateVersion and, with --since, the changes after it",
-        description="session_status (SPEC §7.1): the head and, with --since N, the typed delta.",
+        description="A session's head (stateVersion) and, with --since N, every change after sequence "
+        "N: what a watcher reads to reconcile after a notice.",
     )
     status.add_argument("key", metavar="KEY", help="session key, e.g. agent:main:subagent:child")
     status.add_argument("--since", metavar="N", help="changesSince: an integer >= 0")
@@ -116,8 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument(
         "--as-of",
         metavar="SEQUENCE",
-        help="the status right after this sequence, from the event store (and --archive before the "
-        "session's prune watermark)",
+        help="the status right after this sequence (at most the store's highest sequence), from the "
+        "event store, and from --archive before the session's prune watermark",
     )
     status.add_argument("--archive", metavar="PATH", help="the prune archive (JSON Lines), for --as-of")
 
@@ -127,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
         "list",
         run.list_command,
         help="known sessions with their stateVersion",
-        description="sessions_list (SPEC §7.2).",
+        description="Every known session with its agent, kind and stateVersion (shown once above 0).",
     )
     listing.add_argument("--agent", metavar="ID", help="only this agent's sessions")
 
@@ -137,7 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
         "record",
         run.record_command,
         help="record one signal (strict: invalid input is refused, nothing is written)",
-        description="The strict record of SPEC §13: no gate and no actor filter.",
+        description="Record one signal exactly as given: no gate (it is recorded even when nobody "
+        "watches the session) and no actor filter. Invalid input is refused and nothing is written.",
+        store=StoreUse.CREATE,
     )
     record.add_argument("kind", metavar="KIND", help=", ".join(k.value for k in SignalKind))
     record.add_argument("key", metavar="KEY", help="session key")
@@ -160,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY",
         help="producer watcher (repeatable): a notifying signal also reaches this session, creating "
         "its cursor at changesSince 0 if it has none; keys that are not agent-qualified are never "
-        "notified (SPEC §4, §5.1)",
+        "notified",
     )
     _watching_commands(commands, common)
     _history_commands(commands, common)
@@ -176,12 +198,16 @@ def _command(
     help: str,
     description: str,
     epilog: str | None = None,
+    store: StoreUse = StoreUse.READ,
 ) -> _Parser:
-    """One sub-command with the global options, no abbreviations, and the handler that runs it."""
+    """One sub-command with the global options, no abbreviations, and the handler that runs it.
+
+    `store` says whether it reads an existing store only or may start a new one.
+    """
     command = commands.add_parser(
         name, parents=common, allow_abbrev=False, help=help, description=description, epilog=epilog
     )
-    command.set_defaults(handler=handler)
+    command.set_defaults(handler=handler, store_use=store)
     return command
 
 
@@ -192,20 +218,21 @@ def _target_arguments(command: argparse.ArgumentParser) -> None:
 
 
 def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: list[_Parser]) -> None:
-    """`watch`, `unwatch`, `notices`, `drain` and `sweep` (SPEC §5, §6)."""
+    """`watch`, `unwatch`, `notices`, `drain` and `sweep`."""
     watch = _command(
         commands,
         common,
         "watch",
         run.watch_command,
         help="watch a session from its current head (exit 1: refused)",
-        description="Register WATCHER's cursor on TARGET at the target's current head (SPEC §5.2): "
+        description="Register WATCHER's cursor on TARGET at the target's current head: "
         "history before it never produces a notice. Watching an already watched target succeeds and "
         "leaves the cursor (and any pending notice) untouched. The answer is printed on stdout: "
         "'watching: ...' (exit 0), or 'refused: <reason>' (exit 1, nothing written) when WATCHER is "
-        "not agent-qualified (such sessions are never notified, SPEC §5.3) or is TARGET itself. "
+        "not agent-qualified (such sessions are never notified) or is TARGET itself. "
         "Malformed keys, or a bare TARGET without --agent, are bad input (exit 2).",
         epilog=EXIT_CODES,
+        store=StoreUse.CREATE,
     )
     _target_arguments(watch)
 
@@ -215,7 +242,7 @@ def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: li
         "unwatch",
         run.unwatch_command,
         help="stop watching a session",
-        description="Remove WATCHER's cursor on TARGET, with its pending notice (SPEC §5.4). Exit 0 "
+        description="Remove WATCHER's cursor on TARGET, with its pending notice. Exit 0 "
         "whether or not there was one to remove: the output says which.",
     )
     _target_arguments(unwatch)
@@ -226,7 +253,7 @@ def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: li
         "notices",
         run.notices_command,
         help="WATCHER's pending notices, without acknowledging them",
-        description="One notice line (SPEC §6.2) per stale target, nothing when none is pending "
+        description="One notice line per changed target, nothing when none is pending "
         "(with --json, a list of objects: target, targetAgentId, lastSeen, text). Reading never "
         "acknowledges: use drain for that.",
     )
@@ -238,9 +265,9 @@ def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: li
         "drain",
         run.drain_command,
         help="print WATCHER's pending notices and acknowledge them",
-        description="Print the pending notices like `notices`, and acknowledge each (SPEC §6.3): "
-        "L := N, never to the head, so a change that arrived after the notice was frozen leaves "
-        "exactly one follow-up notice for the next drain.",
+        description="Print the pending notices like `notices`, and acknowledge each: the watcher "
+        "has now seen what its notice announced, not more, so a change that arrived after the notice "
+        "was written leaves exactly one follow-up notice for the next drain.",
     )
     drain.add_argument("watcher", metavar="WATCHER", help="the watching session")
 
@@ -250,8 +277,8 @@ def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: li
         "sweep",
         run.sweep_command,
         help="the restart sweep: re-publish every open notice",
-        description="The restart sweep (SPEC §6.5) that opening a store runs: every open cursor "
-        "(M > L) of a known watcher session is re-frozen (N := M) and its notice re-published. "
+        description="The restart sweep that opening a store runs: every watch with changes its "
+        "watcher has not seen yet gets its notice published again, covering every change so far. "
         "Prints the report and one 'wake WATCHER (REASON)' line per wake request (this command has "
         "no host heartbeat to deliver them; subagent watchers are never woken). Cursors whose "
         "watcher session is unknown (never registered, or deleted) are skipped.",
@@ -263,10 +290,11 @@ def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: li
         "prune",
         run.prune_command,
         help="prune history to the retention window and cap now",
-        description="Prune (SPEC §8) now, whatever the hourly throttle: signals older than --days, "
+        description="Prune now, whatever the hourly throttle: signals older than --days, "
         "then all but the newest --max-signals globally; each affected session's prune watermark is "
         "stamped (heads never go down); cursors idle for --days expire; the event store drops what a "
-        "replay no longer needs. --archive appends every pruned signal to a JSON Lines file first.",
+        "replay no longer needs. --archive appends every pruned signal to a JSON Lines file first, and "
+        "creates it (empty) when nothing was pruned, so the next command can always read it.",
     )
     prune.add_argument("--days", default="30", help="the age window in days (default 30)")
     prune.add_argument("--max-signals", default="50000", help="the global cap (default 50000)")
@@ -281,11 +309,11 @@ def _history_commands(commands: argparse._SubParsersAction[_Parser], common: lis
         run.audit_command,
         help="replay the history and check every read model and invariant",
         description="Replay the whole event store (from the newest prune checkpoint), rebuild every "
-        "read model, diff it with the stored one and check the invariants of SPEC §14: heads "
+        "read model, diff it with the stored one and check the invariants: heads "
         "monotonic and at least every retained sequence, watermarks not above heads, L <= N <= M, "
         "no pending notice for a self-caused or log-only signal, no message text. Exits 1 listing "
-        "every violation, grouped by kind with the session keys involved. Shows progress on a "
-        "terminal once it takes longer than a second.",
+        "every violation, grouped by kind with the session keys involved. Shows progress on stderr "
+        "when it is a terminal (with the cli extra: pip install 'sessionwatch[cli]').",
     )
 
     _command(
@@ -308,6 +336,7 @@ def _history_commands(commands: argparse._SubParsersAction[_Parser], common: lis
         description="Load a history written by `export` into the store named by --db, which must be "
         "empty. Every line is checked first; on any problem nothing is written and the error names "
         "the line.",
+        store=StoreUse.CREATE,
     )
     load.add_argument("file", metavar="FILE", help="the JSON Lines file `export` wrote")
 
@@ -318,10 +347,11 @@ def _history_commands(commands: argparse._SubParsersAction[_Parser], common: lis
         run.import_openclaw_command,
         help="load a reference-gateway state database into a new, empty store",
         description="Read a reference-gateway state database (session_state_events, "
-        "session_state_heads, session_watch_cursors; SPEC Appendix A) into the store named by --db, "
+        "session_state_heads, session_watch_cursors) into the store named by --db, "
         "preserving sequences, heads, prune watermarks and cursor positions, then audit it with "
         "`sessionwatch audit`. Cursors whose bare target key matches no head, or several, are "
         "reported and skipped.",
+        store=StoreUse.CREATE,
     )
     openclaw.add_argument("path", metavar="PATH", help="the reference gateway's SQLite state file")
 
@@ -336,7 +366,22 @@ def _run(argv: Sequence[str] | None) -> int:
     except SystemExit as exc:  # --help prints and exits 0 through argparse
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     handler: Callable[[argparse.Namespace], int] = args.handler
-    return handler(args)
+    guard = StoreGuard()
+    try:
+        guard = StoreGuard.check(args, args.store_use)
+        code = handler(args)
+    except (InvalidSignal, InvalidQuery) as exc:
+        guard.undo()
+        raise CliError(naming_the_flag(exc, args)) from None
+    except InvalidStoreUrl as exc:
+        guard.undo()
+        raise CliError(naming_the_store(str(exc), args)) from None
+    except BaseException:
+        guard.undo()
+        raise
+    if code != EXIT_OK:  # a "no" answer writes nothing either: a file it started goes away
+        guard.undo()
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,13 +1,14 @@
 """The `sessionwatch` sub-commands: each reads its arguments, calls `SessionWatch`, prints its answer.
 
-A thin shell: every rule lives in the core. A command opens an existing store (never creating a
-SQLite file by accident) and prints only the wakes of its own writes.
+A thin shell: every rule lives in the core. A reading command opens an existing store (the
+command line checks the file first, `cli_store`) and a command prints only the wakes of its own writes.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -37,7 +38,6 @@ from sessionwatch.adapters.entry.demo import run_demo
 from sessionwatch.adapters.entry.watch import SessionWatch, open_watch
 from sessionwatch.adapters.history.jsonl import export_history, import_history
 from sessionwatch.adapters.history.openclaw import import_openclaw
-from sessionwatch.adapters.stores.urls import parse_url
 from sessionwatch.domain.keys import SessionIdentity, resolve_identity
 from sessionwatch.domain.ports import Waker
 from sessionwatch.domain.retention import Retention
@@ -49,10 +49,7 @@ from sessionwatch.projections.models import Notice
 def _open_existing(
     db: str | None, *, waker: Waker | None = None, retention: Retention | None = None
 ) -> SessionWatch:
-    """Open an existing store without creating it (a missing SQLite file is an error), unswept."""
-    parsed = parse_url(db)
-    if parsed.scheme == "sqlite" and not Path(parsed.path).exists():
-        raise CliError(f"no store at {parsed.path} (nothing recorded yet, or a wrong --db)")
+    """Open an existing store, unswept (the command line checked first that it is one: `StoreGuard`)."""
     # A command prints the wakes of its own writes only, never those of other processes.
     return open_watch(db, waker=waker, sweep_on_open=False, retention=retention, cross_process_wakes=False)
 
@@ -165,6 +162,8 @@ def import_command(args: argparse.Namespace) -> int:
 
 def import_openclaw_command(args: argparse.Namespace) -> int:
     """`import-openclaw PATH`: carry a reference gateway's state database into the store."""
+    if not Path(args.path).is_file():  # found before the target store is opened: nothing is created
+        raise CliError(f"PATH: no reference database at {args.path}")
     with open_watch(args.db, sweep_on_open=False, cross_process_wakes=False) as watch:
         report = import_openclaw(watch.store, args.path, now_ms=to_epoch_ms(SystemClock().now()))
     if args.json:
@@ -283,7 +282,7 @@ def unwatch_command(args: argparse.Namespace) -> int:
 
 
 def _print_notices(notices: Sequence[Notice], *, as_json: bool) -> None:
-    """One §6.2 line per notice (nothing for none), or the JSON list."""
+    """One notice line per notice (nothing for none), or the JSON list."""
     if as_json:
         print_json([notice.to_json() for notice in notices])
         return
@@ -333,11 +332,18 @@ def prune_command(args: argparse.Namespace) -> int:
         raise CliError(f"retention: {_first_error(exc)}") from None
     with _open_existing(args.db, retention=policy) as watch:
         report = watch.prune(force=True)
+    if policy.archive is not None:
+        _touch(policy.archive)
     if args.json:
         print_json(report.to_json())
     else:
         print(format_prune(report))
     return EXIT_OK
+
+
+def _touch(path: str | Path) -> None:
+    """Create the archive a prune was given, empty when nothing was pruned: the next command reads it."""
+    os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
 
 
 def _first_error(exc: Exception) -> str:

@@ -6,12 +6,15 @@ option), the formatters turn a result into the lines a person reads.
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 from collections.abc import Sequence
 from typing import NoReturn
 
 from sessionwatch.adapters.app.reports import AuditReport, PruneReport, SweepReport
-from sessionwatch.domain.errors import InvalidQuery
+from sessionwatch.adapters.stores.urls import ENV_URL
+from sessionwatch.domain.errors import InvalidQuery, InvalidSignal
 from sessionwatch.domain.signals import Actor
 from sessionwatch.projections.audit import VIOLATION_KINDS
 from sessionwatch.projections.models import Cursor, SessionRow, SessionStatus, Signal
@@ -33,6 +36,58 @@ def one_line(message: str) -> str:
     """The message as one printable line: control and unencodable characters are escaped."""
     text = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in message).strip()
     return text or "unknown error"
+
+
+_FIELD_FLAGS = {
+    # the core's field name -> (the parsed argument that sets it, how the user writes it)
+    "agent_id": ("agent", "--agent"),
+    "changes_since": ("since", "--since"),
+    "limit": ("limit", "--limit"),
+    "as_of": ("as_of", "--as-of"),
+    "archive": ("archive", "--archive"),
+    "summary": ("summary", "--summary"),
+    "payload": ("payload", "--payload"),
+    "actor": ("actor", "--actor"),
+    "actor_id": ("actor", "--actor"),
+    "run_id": ("run_id", "--run-id"),
+    "dedupe_key": ("dedupe_key", "--dedupe-key"),
+    "watchers": ("watchers", "--watcher"),
+    "max_signals": ("max_signals", "--max-signals"),
+    "days": ("days", "--days"),
+    "kind": ("kind", "KIND"),
+    "session_key": ("key", "KEY"),
+    "target_key": ("target", "TARGET"),
+    "watcher_key": ("watcher", "WATCHER"),
+}
+
+
+def flag_of(field: str, args: argparse.Namespace) -> str | None:
+    """The option or argument of this command that sets the core's `field`, if it has one."""
+    head = field.split(".", 1)[0].split("[", 1)[0]
+    found = _FIELD_FLAGS.get(head)
+    if found is None or not hasattr(args, found[0]):
+        return None
+    return found[1]
+
+
+def naming_the_flag(exc: InvalidSignal | InvalidQuery, args: argparse.Namespace) -> str:
+    """The core's `field: reason` message, with the field replaced by the flag that fixes it.
+
+    A bare key is fixed by `--agent` (or by writing the key agent-qualified), and the line says so.
+    """
+    flag = flag_of(exc.field, args)
+    if flag is None:
+        return str(exc)
+    if flag == "--agent" and "bare key" in exc.reason:
+        return f"{exc.reason}: pass --agent ID, or write the key as agent:ID:KEY"
+    return f"{flag}: {exc.reason}"
+
+
+def naming_the_store(message: str, args: argparse.Namespace) -> str:
+    """A store URL problem (`url: reason`), naming where the URL came from: `--db` or the environment."""
+    from_environment = getattr(args, "db", None) is None and os.environ.get(ENV_URL)
+    source = f"${ENV_URL} (or --db)" if from_environment else "--db"
+    return f"{source}: {message.removeprefix('url: ')}"
 
 
 def print_json(value: object) -> None:
@@ -186,7 +241,7 @@ def format_audit(report: AuditReport) -> str:
 
 
 def format_rows(rows: Sequence[SessionRow]) -> str:
-    """One line per session; `stateVersion` only when the head is above 0 (SPEC §7.2)."""
+    """One line per session; `stateVersion` only when the head is above 0 (nothing recorded yet)."""
     if not rows:
         return "no sessions"
     width = max(len(row.session_key) for row in rows)

@@ -53,7 +53,7 @@ def test_every_past_status_in_the_retained_window_is_given_back(watch: SessionWa
     for sequence, then in answers.items():
         assert watch.status_as_of(WORKER, sequence, changes_since=0).to_json() == then
     latest = max(answers)
-    assert watch.status_as_of(WORKER, latest + 100).to_json() == watch.session_status(WORKER).to_json()
+    assert watch.status_as_of(WORKER, latest).to_json() == watch.session_status(WORKER).to_json()
     assert watch.status_as_of(WORKER, 0).state_version == 0
 
 
@@ -84,7 +84,19 @@ def test_after_the_watermark_the_gap_is_reported_as_now(watch: SessionWatch) -> 
     play(watch)
     watch.prune(force=True)
     now = watch.session_status(WORKER, changes_since=0).to_json()
-    assert watch.status_as_of(WORKER, 10_000, changes_since=0).to_json() == now
+    assert watch.status_as_of(WORKER, watch.store.last_sequence(), changes_since=0).to_json() == now
+
+
+def test_a_sequence_past_the_store_counter_is_refused_naming_the_highest_sequence(
+    watch: SessionWatch,
+) -> None:
+    play(watch, rounds=1)
+    highest = watch.store.last_sequence()
+    assert watch.status_as_of(WORKER, highest).state_version == watch.session_status(WORKER).state_version
+    with pytest.raises(InvalidQuery) as refused:
+        watch.status_as_of(WORKER, highest + 1)
+    assert refused.value.field == "as_of"
+    assert f"highest sequence {highest}" in refused.value.reason
 
 
 def test_an_archive_without_the_sessions_pruned_history_is_refused(
@@ -121,7 +133,7 @@ def test_the_status_command_answers_as_of_a_sequence(
     assert json.loads(capsys.readouterr().out) == answers[first]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err.startswith("sessionwatch: error: as_of: history up to sequence")
+    assert err.startswith("sessionwatch: error: --as-of: history up to sequence")
     assert main(["status", WORKER, "--db", store_url, "--archive", str(archive)]) == 2
     assert "--archive: only with --as-of" in capsys.readouterr().err
 

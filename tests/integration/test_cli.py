@@ -823,22 +823,22 @@ BAD_INPUT = [
     pytest.param(["bogus"], "invalid choice: 'bogus'", id="unknown-command"),
     pytest.param(["record"], "the following arguments are required: KIND, KEY, --summary", id="record-bare"),
     pytest.param(["record", "goal_changed", CHILD], "--summary", id="no-summary"),
-    pytest.param(["record", "nope", CHILD, "--summary", "s"], "kind: unknown kind 'nope'", id="kind"),
+    pytest.param(["record", "nope", CHILD, "--summary", "s"], "KIND: unknown kind 'nope'", id="kind"),
+    pytest.param(["record", "goal_changed", "agent:main", "--summary", "s"], "KEY: ", id="malformed-key"),
     pytest.param(
-        ["record", "goal_changed", "agent:main", "--summary", "s"], "session_key: ", id="malformed-key"
+        ["record", "goal_changed", "global", "--summary", "s"],
+        "explicit agent id: pass --agent ID",
+        id="bare-key",
     ),
-    pytest.param(["record", "goal_changed", "global", "--summary", "s"], "agent_id: ", id="bare-key"),
+    pytest.param(["record", "goal_changed", "agent:main:\nx", "--summary", "s"], "KEY: ", id="newline-key"),
     pytest.param(
-        ["record", "goal_changed", "agent:main:\nx", "--summary", "s"], "session_key: ", id="newline-key"
-    ),
-    pytest.param(
-        ["record", "goal_changed", CHILD, "--summary", "a\nb"], "summary: must be a single line", id="lines"
-    ),
-    pytest.param(
-        ["record", "goal_changed", CHILD, "--summary", "x" * 201], "summary: must be at most", id="long"
+        ["record", "goal_changed", CHILD, "--summary", "a\nb"], "--summary: must be a single line", id="lines"
     ),
     pytest.param(
-        ["record", "goal_changed", CHILD, "--summary", " "], "summary: must not be empty", id="blank"
+        ["record", "goal_changed", CHILD, "--summary", "x" * 201], "--summary: must be at most", id="long"
+    ),
+    pytest.param(
+        ["record", "goal_changed", CHILD, "--summary", " "], "--summary: must not be empty", id="blank"
     ),
     pytest.param(
         ["record", "goal_changed", CHILD, "--summary", "s", "--payload", "{"], "--payload: ", id="json"
@@ -851,12 +851,12 @@ BAD_INPUT = [
     ),
     pytest.param(
         ["record", "goal_changed", CHILD, "--summary", "s", "--payload", '{"text": "hello"}'],
-        "payload: keys ['text'] are not allowed",
+        "--payload: keys ['text'] are not allowed",
         id="payload-key",
     ),
     pytest.param(
         ["record", "goal_changed", CHILD, "--summary", "s", "--payload", json.dumps({"status": "x" * 5000})],
-        "payload: must be at most 4096 bytes",
+        "--payload: must be at most 4096 bytes",
         id="payload-size",
     ),
     pytest.param(
@@ -867,28 +867,28 @@ BAD_INPUT = [
     ),
     pytest.param(
         ["record", "goal_changed", CHILD, "--summary", "s", "--actor", "agent:agent:main"],
-        "actor_id: ",
+        "--actor: ",
         id="agent-key",
     ),
     pytest.param(
-        ["record", "goal_changed", CHILD, "--summary", "s", "--run-id", ""], "run_id: ", id="run-id"
+        ["record", "goal_changed", CHILD, "--summary", "s", "--run-id", ""], "--run-id: ", id="run-id"
     ),
     pytest.param(
         ["record", "goal_changed", CHILD, "--summary", "s", "--sumary", "t"], "unrecognized", id="flag"
     ),
-    pytest.param(["status", CHILD, "--since", "-1"], "changes_since: must be >= 0", id="since-negative"),
-    pytest.param(["status", CHILD, "--since", "x"], "changes_since: must be an integer", id="since-text"),
-    pytest.param(["status", CHILD, "--since", "1.5"], "changes_since: must be an integer", id="since-float"),
-    pytest.param(["status", CHILD, "--limit", "many"], "limit: must be an integer", id="limit"),
+    pytest.param(["status", CHILD, "--since", "-1"], "--since: must be >= 0", id="since-negative"),
+    pytest.param(["status", CHILD, "--since", "x"], "--since: must be an integer", id="since-text"),
+    pytest.param(["status", CHILD, "--since", "1.5"], "--since: must be an integer", id="since-float"),
+    pytest.param(["status", CHILD, "--limit", "many"], "--limit: must be an integer", id="limit"),
     pytest.param(["status", "agent:main:nobody"], "Unknown sessionKey: agent:main:nobody", id="unknown"),
     pytest.param(
         ["--json", "status", "agent:main:nobody", "--since", "0"], "Unknown sessionKey", id="unknown-json"
     ),
     pytest.param(
-        ["status", "global"], "agent_id: a bare key ('global') needs an explicit agent id", id="bare"
+        ["status", "global"], "a bare key ('global') needs an explicit agent id: pass --agent ID", id="bare"
     ),
     pytest.param(["status", "global", "--agent", "main"], "Unknown sessionKey: global", id="other-agent"),
-    pytest.param(["status", CHILD, "--agent", "ops"], "agent_id: ", id="contradicting-agent"),
+    pytest.param(["status", CHILD, "--agent", "ops"], "--agent: ", id="contradicting-agent"),
     pytest.param(["status"], "the following arguments are required: KEY", id="status-bare"),
     pytest.param(["list", "extra"], "unrecognized arguments: extra", id="list-extra"),
     pytest.param(["demo", "--db", "memory://"], "needs a SQLite file", id="demo-memory"),
@@ -896,28 +896,26 @@ BAD_INPUT = [
     pytest.param(["watch", MANAGER], "the following arguments are required: TARGET", id="watch-no-target"),
     pytest.param(
         ["watch", MANAGER, "global"],
-        "agent_id: a bare key ('global') needs an explicit agent id",
+        "a bare key ('global') needs an explicit agent id: pass --agent ID",
         id="watch-bare-target",
     ),
-    pytest.param(
-        ["watch", MANAGER, CHILD, "--agent", "ops"], "agent_id: 'ops' contradicts", id="watch-agent"
-    ),
-    pytest.param(["watch", "agent:main", CHILD], "watcher_key: ", id="watch-malformed-watcher"),
-    pytest.param(["watch", MANAGER, "agent::x"], "target_key: ", id="watch-malformed-target"),
-    pytest.param(["watch", MANAGER, "agent:main:\x00"], "target_key: ", id="watch-nul"),
-    pytest.param(["unwatch", MANAGER, "global"], "agent_id: ", id="unwatch-bare-target"),
-    pytest.param(["unwatch", "agent:main:\nx", CHILD], "watcher_key: ", id="unwatch-newline"),
+    pytest.param(["watch", MANAGER, CHILD, "--agent", "ops"], "--agent: 'ops' contradicts", id="watch-agent"),
+    pytest.param(["watch", "agent:main", CHILD], "WATCHER: ", id="watch-malformed-watcher"),
+    pytest.param(["watch", MANAGER, "agent::x"], "TARGET: ", id="watch-malformed-target"),
+    pytest.param(["watch", MANAGER, "agent:main:\x00"], "TARGET: ", id="watch-nul"),
+    pytest.param(["unwatch", MANAGER, "global"], "pass --agent ID", id="unwatch-bare-target"),
+    pytest.param(["unwatch", "agent:main:\nx", CHILD], "WATCHER: ", id="unwatch-newline"),
     pytest.param(["unwatch", MANAGER], "the following arguments are required: TARGET", id="unwatch-bare"),
     pytest.param(["notices"], "the following arguments are required: WATCHER", id="notices-bare"),
-    pytest.param(["notices", "agent:main"], "watcher_key: ", id="notices-malformed"),
+    pytest.param(["notices", "agent:main"], "WATCHER: ", id="notices-malformed"),
     pytest.param(["notices", MANAGER, CHILD], "unrecognized arguments", id="notices-extra"),
-    pytest.param(["drain", "agent::x"], "watcher_key: ", id="drain-malformed"),
-    pytest.param(["drain", " "], "watcher_key: must not be empty", id="drain-blank"),
+    pytest.param(["drain", "agent::x"], "WATCHER: ", id="drain-malformed"),
+    pytest.param(["drain", " "], "WATCHER: must not be empty", id="drain-blank"),
     pytest.param(["drain"], "the following arguments are required: WATCHER", id="drain-bare"),
     pytest.param(["sweep", "extra"], "unrecognized arguments: extra", id="sweep-extra"),
     pytest.param(
         ["record", "goal_changed", CHILD, "--summary", "s", "--watcher", "agent:main"],
-        "watchers: ",
+        "--watcher: ",
         id="record-watcher",
     ),
     pytest.param(
@@ -965,12 +963,12 @@ def test_a_unicode_line_separator_in_the_input_is_escaped_in_the_error_line(
 @pytest.mark.parametrize(
     ("db", "message"),
     [
-        ("postgresql://user@127.0.0.1/db?schema=Bad-Name", "url: schema must be a lowercase identifier"),
-        ("postgres://user@127.0.0.1/db?lock_timeout=0", "url: lock_timeout must be a positive number"),
-        ("ftp://host/x", "url: unknown scheme 'ftp'"),
-        ("sqlite://host/x.db", "url: sqlite URLs have no host"),
-        ("sqlite:///x.db?synchronous=sometimes", "url: synchronous must be normal or full"),
-        ("", "url: must be a non-empty string"),
+        ("postgresql://user@127.0.0.1/db?schema=Bad-Name", "--db: schema must be a lowercase identifier"),
+        ("postgres://user@127.0.0.1/db?lock_timeout=0", "--db: lock_timeout must be a positive number"),
+        ("ftp://host/x", "--db: unknown scheme 'ftp'"),
+        ("sqlite://host/x.db", "--db: sqlite URLs have no host"),
+        ("sqlite:///x.db?synchronous=sometimes", "--db: synchronous must be normal or full"),
+        ("", "--db: must be a non-empty string"),
     ],
 )
 def test_an_unusable_store_url_is_one_error_line(
@@ -1051,14 +1049,14 @@ def test_a_process_records_and_another_reconciles_through_the_same_file(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["status", CHILD, "--since", "-1", "--db", "state.db"], "changes_since: must be >= 0"),
+        (["status", CHILD, "--since", "-1", "--db", "state.db"], "--since: must be >= 0"),
         (["record", "goal_changed", CHILD, "--db", "state.db"], "--summary"),
         (
             ["record", "goal_changed", CHILD, "--summary", "s", "--payload", "{", "--db", "state.db"],
             "--payload",
         ),
         (["status", "agent:main:nobody", "--db", "state.db"], "Unknown sessionKey: agent:main:nobody"),
-        (["--db", "nope://x", "list"], "url: unknown scheme 'nope'"),
+        (["--db", "nope://x", "list"], "--db: unknown scheme 'nope'"),
     ],
 )
 def test_a_failing_process_prints_one_line_no_traceback_and_exits_2(

@@ -60,7 +60,11 @@ def test_a_bad_history_is_one_line_naming_the_line_and_writes_nothing(
     assert (code, out) == (2, "")
     assert err.count("\n") == 1
     assert err.startswith("sessionwatch: error: line 3:")
-    assert run(capsys, "list", "--db", target)[1].strip() == "no sessions"
+    # the refused import created nothing: the target is still not a store
+    assert not (tmp_path / "b.db").exists()
+    code, _, err = run(capsys, "list", "--db", target)
+    assert code == 2
+    assert "--db: no store at" in err
 
 
 def test_importing_into_a_store_with_history_is_refused(
