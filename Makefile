@@ -1,5 +1,6 @@
 # Two commands do everything on a fresh machine (README):
-#   make demo   creates .venv if needed and runs `sessionwatch demo` on the embedded SQLite default
+#   make demo   creates .venv if needed, installs the runtime package (only when something changed)
+#               and runs `sessionwatch demo` on the embedded SQLite default
 #   make test   creates .venv if needed, then lint, type check, the docs build and the whole test suite
 PYTHON ?= python3
 VENV   := .venv
@@ -12,11 +13,26 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # The strict editable mode links the layer folders into one `sessionwatch` package tree that
-# mypy and pytest both see (ADR-0001). Re-run on every call: it is quick and picks up new files.
-install: $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]' --config-settings editable_mode=strict
+# mypy and pytest both see (ADR-0001). A stamp file records each install: pip runs again only when
+# pyproject.toml or a package source changed (a new module needs the link tree rebuilt), never when
+# nothing did. The demo needs the runtime package only; the tests need the `dev` extra, which
+# includes it, so a dev install also satisfies the demo.
+PACKAGE_SOURCES := pyproject.toml $(wildcard *.py) \
+	$(shell find domain projections adapters testing -name '*.py' 2>/dev/null)
+RUNTIME_STAMP := $(VENV)/.installed-runtime
+DEV_STAMP     := $(VENV)/.installed-dev
 
-demo: install
+$(RUNTIME_STAMP): $(PACKAGE_SOURCES) | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e . --config-settings editable_mode=strict
+	touch $@
+
+$(DEV_STAMP): $(PACKAGE_SOURCES) | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]' --config-settings editable_mode=strict
+	touch $(RUNTIME_STAMP) $@
+
+install: $(DEV_STAMP)
+
+demo: $(RUNTIME_STAMP)
 	$(BIN)/sessionwatch demo
 
 lint: install
