@@ -10,13 +10,13 @@ import argparse
 import dataclasses
 import os
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from sessionwatch.adapters.app.clock import SystemClock
+from sessionwatch.adapters.entry.cli_progress import counted, counting_lines, progress, showing
 from sessionwatch.adapters.entry.cli_text import (
     EXIT_NO,
     EXIT_OK,
@@ -91,38 +91,10 @@ def status_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-class Progress:
-    """`audit` progress on a terminal's stderr, once the work has taken more than a second."""
-
-    def __init__(self, label: str, *, delay: float = 1.0) -> None:
-        self._label = label
-        self._started = time.monotonic()
-        self._delay = delay
-        self._shown = False
-        self._enabled = sys.stderr.isatty()
-
-    def __call__(self, done: int) -> None:
-        """Show how many events are done (rewriting the same terminal line)."""
-        if self._enabled and time.monotonic() - self._started >= self._delay:
-            sys.stderr.write(f"\r{self._label}: {done:,} events replayed")
-            sys.stderr.flush()
-            self._shown = True
-
-    def close(self) -> None:
-        """End the progress line, if one was shown."""
-        if self._shown:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-
-
 def audit_command(args: argparse.Namespace) -> int:
     """`audit`: replay the event store and diff the read models (exit 1 on any violation)."""
-    progress = Progress("audit")
-    with _open_existing(args.db) as watch:
-        try:
-            report = watch.audit(progress=progress)
-        finally:
-            progress.close()
+    with _open_existing(args.db) as watch, progress("audit", "events replayed") as count:
+        report = watch.audit(progress=count)
     if args.json:
         print_json(report.to_json())
     else:
@@ -132,8 +104,9 @@ def audit_command(args: argparse.Namespace) -> int:
 
 def export_command(args: argparse.Namespace) -> int:
     """`export`: the event history as JSON Lines on stdout."""
-    with _open_existing(args.db) as watch:
-        export_history(watch.store, sys.stdout.write)
+    with _open_existing(args.db) as watch, progress("export", "events written") as count:
+        write = counting_lines(sys.stdout.write, count) if showing() else sys.stdout.write
+        export_history(watch.store, write)
     return EXIT_OK
 
 
@@ -146,8 +119,9 @@ def import_command(args: argparse.Namespace) -> int:
         with (
             open_watch(args.db, sweep_on_open=False, cross_process_wakes=False) as watch,
             source.open(encoding="utf-8") as lines,
+            progress("import", "lines read") as count,
         ):
-            report = import_history(watch.store, lines)
+            report = import_history(watch.store, counted(lines, count))
     except UnicodeDecodeError:  # found while checking the lines, before anything is written
         raise CliError(f"FILE: {source} is not UTF-8 text") from None
     if args.json:
@@ -164,7 +138,10 @@ def import_openclaw_command(args: argparse.Namespace) -> int:
     """`import-openclaw PATH`: carry a reference gateway's state database into the store."""
     if not Path(args.path).is_file():  # found before the target store is opened: nothing is created
         raise CliError(f"PATH: no reference database at {args.path}")
-    with open_watch(args.db, sweep_on_open=False, cross_process_wakes=False) as watch:
+    with (
+        open_watch(args.db, sweep_on_open=False, cross_process_wakes=False) as watch,
+        progress("import-openclaw") as _,
+    ):
         report = import_openclaw(watch.store, args.path, now_ms=to_epoch_ms(SystemClock().now()))
     if args.json:
         print_json(report.to_json())
@@ -330,7 +307,7 @@ def prune_command(args: argparse.Namespace) -> int:
         )
     except (ValueError, ValidationError) as exc:
         raise CliError(f"retention: {_first_error(exc)}") from None
-    with _open_existing(args.db, retention=policy) as watch:
+    with _open_existing(args.db, retention=policy) as watch, progress("prune") as _:
         report = watch.prune(force=True)
     if policy.archive is not None:
         _touch(policy.archive)
