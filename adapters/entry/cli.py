@@ -106,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     common = [_global_options(suppress=True)]
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    _command(
+    demo = _command(
         commands,
         common,
         "demo",
@@ -118,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
         "nor $SESSIONWATCH_URL). With --db URL it runs on that SQLite store and keeps it; every run "
         "uses fresh child session keys, so re-running on the same file always works.",
         store=StoreUse.DEMO,
+    )
+    demo.add_argument(
+        "--verbose", action="store_true", help="also print every step's full JSON (reconciliations, history)"
     )
 
     status = _command(

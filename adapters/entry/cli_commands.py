@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import shlex
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -330,7 +332,21 @@ def _first_error(exc: Exception) -> str:
     return str(exc)
 
 
+def _this_command() -> str:
+    """How to run `sessionwatch` again from here, as this process was run (so it pastes as printed).
+
+    After `make demo` that is `.venv/bin/sessionwatch`: the console script is not on PATH.
+    """
+    script = sys.argv[0] if sys.argv else ""
+    if Path(script).name == "sessionwatch":
+        found = shutil.which("sessionwatch")
+        if found is not None and Path(found).resolve() == Path(script).resolve():
+            return "sessionwatch"
+        return shlex.quote(script)
+    return f"{shlex.quote(sys.executable)} -m sessionwatch"
+
+
 def demo_command(args: argparse.Namespace) -> int:
     """`demo`: the multi-agent story on a SQLite file (exit 1 when its closing checks fail)."""
-    report = run_demo(args.db, sys.stdout, as_json=args.json)
+    report = run_demo(args.db, sys.stdout, as_json=args.json, verbose=args.verbose, command=_this_command())
     return EXIT_OK if report.ok else EXIT_NO

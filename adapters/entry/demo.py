@@ -1,16 +1,15 @@
-"""`sessionwatch demo` (SPEC §14): a manager, two children and a human, played on a real SQLite file.
+"""`sessionwatch demo`: a manager, two children and a human, played on a real SQLite file.
 
-Shell code only: the story drives the public `SessionWatch` API and prints what each step did,
-one line per step (notice lines byte-exact, indented) plus the §7.1 reconciliation JSON:
-the manager spawns two children (seeding its cursors); a human types into one three times (one
-notice, however many changes); through `SessionTools` (with in-memory host ports defined here) the
-manager lists its children and reads one's sanitized history; a human changes the other child's goal
-(a second notice); that child's run fails
-(log only, no notice); the manager reads its notices, reconciles each with `changesSince`, and a
-human types again before it acknowledges (exactly one follow-up notice); the store restarts, the
-start-up sweep re-publishes the follow-up and wakes the manager, which drains it; an adopted Claude
-Code and an adopted Codex session show that only what a person typed is a human turn; the read
-models rebuilt from the event store must be identical to the stored ones.
+Shell code only: the story drives the public `SessionWatch` API and tells each step in plain words,
+in about one screen (notice lines byte-exact, indented); `verbose` adds every reconciliation's and
+the history's full JSON. The manager spawns two children; a human types into one three times (one
+notice, however many changes); through `SessionTools` the manager lists its children and reads one's
+sanitized history; a human changes the other child's goal (a second notice); that child's run fails
+(kept in its history, no notice); the manager reads its notices and catches up, and a human types
+again before it marks them read (exactly one follow-up notice); the store restarts, the start-up
+sweep publishes the follow-up again and wakes the manager, which drains it; an adopted Claude Code
+and an adopted Codex session show that only what a person typed is a human turn; the read models
+rebuilt from the stored events must be identical to the stored ones (else the demo exits 1).
 Re-runnable: without a URL it resets its own file (`./sessionwatch-demo.db`); with one it keeps the
 store and uses fresh child keys and run ids (a short run token), so dedupe keys never collide.
 """
@@ -25,26 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from sessionwatch.adapters.app.reports import SweepReport
+from sessionwatch.adapters.entry.demo_host import DemoModels, DemoRuntime, DemoTranscripts, run_id_of
 from sessionwatch.adapters.entry.demo_upstream import upstream_step
 from sessionwatch.adapters.entry.watch import SessionWatch, open_watch
 from sessionwatch.adapters.stores.port import StoreError
 from sessionwatch.adapters.stores.urls import InvalidStoreUrl, parse_url
 from sessionwatch.adapters.tools.session_tools import SessionTools
-from sessionwatch.domain.registry import Route
 from sessionwatch.domain.signals import Actor, classify_actor
 from sessionwatch.domain.tools.config import ToolContext, ToolsConfig
-from sessionwatch.domain.tools.ports import (
-    AnnounceRequest,
-    ChildRunRequest,
-    Dispatch,
-    DispatchRequest,
-    InputProvenance,
-    RunWait,
-    TitleFields,
-    TranscriptPage,
-    Usage,
-)
 from sessionwatch.projections.models import Notice, Signal
 
 DEMO_PATH = "sessionwatch-demo.db"
@@ -135,9 +122,15 @@ def _reset_demo_file() -> None:
             raise StoreError(f"cannot reset the demo file {path}: {exc}") from exc
 
 
-def _run_id(child: str) -> str:
-    """The child's run id, unique per demo run because the child key carries the run token."""
-    return "run-" + child.rsplit(":", 1)[-1]
+_run_id = run_id_of
+
+_PLAIN_KINDS = {
+    "human_direct_message": "a human message",
+    "goal_changed": "goal changed",
+    "run_failed": "run failed",
+    "run_completed": "run completed",
+    "child_spawned": "child started",
+}
 
 
 def _seq(signal: Signal | None) -> str:
@@ -148,6 +141,20 @@ def _require(signal: Signal | None, step: str) -> Signal:
     if signal is None:
         raise StoreError(f"demo: {step} was not recorded (see the sessionwatch log)")
     return signal
+
+
+def _changes(status: Json) -> str:
+    """`#3, #4 a human message; #5 goal changed`: a delta in plain words, runs of one kind together."""
+    groups: list[tuple[str, list[int]]] = []
+    for event in status["stateChanges"]["events"]:
+        kind = _PLAIN_KINDS.get(event["kind"], event["kind"].replace("_", " "))
+        outcome = (event.get("payload") or {}).get("outcome")
+        kind += f" ({outcome})" if outcome else ""
+        if groups and groups[-1][0] == kind:
+            groups[-1][1].append(event["sequence"])
+        else:
+            groups.append((kind, [event["sequence"]]))
+    return "; ".join(f"{', '.join(f'#{n}' for n in numbers)} {kind}" for kind, numbers in groups)
 
 
 Say = Callable[[str], None]
@@ -162,10 +169,10 @@ class _Heartbeat:
         self.requests: list[tuple[str, str]] = []
 
     def wake(self, watcher_key: str, reason: str) -> None:
-        """One wake request (SPEC §6.4)."""
+        """One wake request: the host would now give the watcher a turn."""
         self.requests.append((watcher_key, reason))
         if self.live:
-            self._say(f"  wake {watcher_key} ({reason})")
+            self._say(f"     wake {watcher_key} ({reason})")
 
     def take(self) -> list[tuple[str, str]]:
         """The requests since the last call."""
@@ -175,48 +182,57 @@ class _Heartbeat:
 
 @dataclass(frozen=True)
 class _Story:
-    """The demo's sessions (fresh per run) and how it talks."""
+    """The demo's sessions (fresh per run) and how it talks: `say` always, `detail` when verbose."""
 
     watch: SessionWatch
     say: Say
+    detail: Say
     heartbeat: _Heartbeat
     researcher: str
     writer: str
 
-    def cursor(self, child: str) -> str:
-        """The manager's cursor on `child` as `(L, N, M)`."""
-        cursor = self.watch.cursor(MANAGER, child)
-        if cursor is None:
-            return "(no cursor)"
-        return f"({cursor.last_seen}, {cursor.notified}, {cursor.material})"
+    def name(self, child: str) -> str:
+        """`the researcher` / `the writer`."""
+        return "the researcher" if child == self.researcher else "the writer"
 
-    def owed(self, child: str) -> str:
-        """The manager's cursor on `child` and what it still owes (SPEC §6.3)."""
+    def unseen(self, child: str) -> list[int]:
+        """The changes of `child` its watcher has not marked read yet."""
         cursor = self.watch.cursor(MANAGER, child)
         if cursor is None or cursor.material <= cursor.last_seen:
-            return f"cursor now {self.cursor(child)}, closed"
+            return []
         changes = self.watch.session_status(child, changes_since=cursor.last_seen).state_changes
-        owed = ", ".join(f"#{e.sequence}" for e in changes.events) if changes else "?"
-        return f"cursor now {self.cursor(child)}, {owed} still owed"
+        return [e.sequence for e in changes.events] if changes else []
 
     def show(self, notices: Sequence[Notice]) -> tuple[Json, ...]:
         """Print each notice line, byte-exact, indented; return their JSON."""
         for notice in notices:
-            self.say(f"  {notice.text}")
+            self.say(f"     {notice.text}")
         return tuple(notice.to_json() for notice in notices)
 
     def reconcile(self, child: str, since: int) -> Json:
-        """`session_status(child, changes_since=since)`, printed as §7.1 JSON."""
+        """`session_status(child, changes_since=since)`: one plain line, and its JSON when verbose."""
         status = self.watch.session_status(child, changes_since=since).to_json()
-        self.say(f"{MANAGER} reconciles {child}: session_status changesSince {since}")
-        self.say(json.dumps(status, indent=2))
+        self.say(
+            f"     {self.name(child).removeprefix('the ')}, after #{since}: {_changes(status)}; "
+            f"now at stateVersion {status['stateVersion']}"
+        )
+        self.detail(json.dumps(status, indent=2))
         return status
 
 
-def run_demo(db_url: str | None, out: TextIO, *, as_json: bool = False) -> DemoReport:
+def run_demo(
+    db_url: str | None,
+    out: TextIO,
+    *,
+    as_json: bool = False,
+    verbose: bool = False,
+    command: str = "sessionwatch",
+) -> DemoReport:
     """Play the story on `db_url` (None: the demo's own file) and print it to `out`.
 
-    Text by default; with `as_json` only the one `DemoReport.to_json()` object is printed.
+    Text by default, about one screen; `verbose` adds the full JSON of each step; with `as_json`
+    only the one `DemoReport.to_json()` object is printed. `command` is how the closing lines spell
+    the `sessionwatch` command, so they can be pasted as printed.
     """
     url, own_file = demo_url(db_url)
     if own_file:
@@ -229,13 +245,18 @@ def run_demo(db_url: str | None, out: TextIO, *, as_json: bool = False) -> DemoR
         if not as_json:
             print(line, file=out)
 
+    def detail(text: str) -> None:
+        if verbose and not as_json:
+            print(text, file=out)
+
     heartbeat = _Heartbeat(say)
     watch = open_watch(url, waker=heartbeat)
     try:
         heartbeat.take()  # a fresh story: what an earlier, interrupted run left is not part of it
-        where = "a fresh file, reset on every run" if own_file else "kept for inspection"
-        say(f"sessionwatch demo on {url} ({where}), run {run}")
-        story = _Story(watch, say, heartbeat, researcher, writer)
+        where = "the demo's own file, reset on every run" if own_file else "kept for inspection"
+        say(f"sessionwatch demo: a manager agent, two child agents and a human, on {url}")
+        say(f"({where}; run {run}). Every change gets the next number of one sequence.")
+        story = _Story(watch, say, detail, heartbeat, researcher, writer)
         after_turns = _spawns_and_turns(story)
         tools = _tools_step(story, run)
         gated = _gated_turn(story, f"agent:main:telegram:direct:bob-{run}")
@@ -245,24 +266,20 @@ def run_demo(db_url: str | None, out: TextIO, *, as_json: bool = False) -> DemoR
         watch.close()
 
     heartbeat.take()
-    say("restart: the store is closed and reopened from the file; the start-up sweep (SPEC §6.5) runs:")
+    say("8. Restart: the store is closed and opened again from its file. The start-up sweep finds the")
+    say("   unread follow-up, publishes it again and wakes the manager:")
     watch = open_watch(url, waker=heartbeat, sweep_on_open=False)
     try:
         heartbeat.live = True
         sweep = watch.sweep()  # exactly what open() runs on start, here with its report kept
         heartbeat.live = False
         wakes = tuple({"watcher": w, "reason": r} for w, r in heartbeat.take())
-        story = _Story(watch, say, heartbeat, researcher, writer)
-        say(_sweep_line(story, sweep))
+        story = _Story(watch, say, detail, heartbeat, researcher, writer)
+        detail(json.dumps(sweep.to_json(), indent=2))
         drained, follow_up_status, pending = _drain_after_restart(story)
         upstream = upstream_step(watch, say, manager=MANAGER, run=run)
         sessions, identical, audit = _closing(story, run)
-        db = shlex.quote(DEMO_PATH if own_file else url)
-        since = drained[0]["lastSeen"] if drained else 0
-        say(
-            f"inspect: sessionwatch notices {MANAGER} --db {db}; "
-            f"sessionwatch status {researcher} --since {since} --db {db}"
-        )
+        _try_it(say, command, DEMO_PATH if own_file else url, researcher, drained)
     finally:
         watch.close()
 
@@ -292,23 +309,36 @@ def run_demo(db_url: str | None, out: TextIO, *, as_json: bool = False) -> DemoR
     return report
 
 
+def _try_it(say: Say, command: str, db: str, researcher: str, drained: tuple[Json, ...]) -> None:
+    """Commands to look at what the story left, spelled as this command was run, so they paste."""
+    store = shlex.quote(db)
+    since = drained[0]["lastSeen"] if drained else 0
+    say("Try it:")
+    say(f"  {command} list --db {store}")
+    say(f"  {command} status {researcher} --since {since} --db {store}")
+    say(f"  {command} demo --verbose      # the same story with every step's full JSON")
+
+
 def _closing(story: _Story, run: str) -> tuple[tuple[Json, ...], bool, Json]:
     """This run's sessions, then the closing checks: rebuilt read models identical, and the audit."""
     watch, say = story.watch, story.say
     sessions = tuple(row.to_json() for row in watch.sessions_list())
-    say("sessions_list (the manager and this run's sessions):")
+    say("10. This run's sessions; stateVersion is the number of a session's latest change:")
     for row in sessions:
         if row["sessionKey"] != MANAGER and not row["sessionKey"].endswith(f"-{run}"):
             continue
-        version = f"  stateVersion {row['stateVersion']}" if "stateVersion" in row else ""
-        say(f"  {row['sessionKey']}{version}")
+        version = f"stateVersion {row['stateVersion']}" if "stateVersion" in row else "no changes"
+        say(f"     {row['sessionKey']}  {version}")
     identical = watch.rebuild_read_model() == watch.store.read_model()
-    say(f"read models rebuilt from the event store: {'identical' if identical else 'DIFFERENT'}")
+    say(
+        "Checks: the read models rebuilt from the stored events are "
+        f"{'identical to the stored ones' if identical else 'DIFFERENT from the stored ones'};"
+    )
     audit = watch.audit()
     found = len(audit.violations)
     say(
-        f"closing audit: {'clean' if audit.ok else 'VIOLATIONS'}: {audit.events_replayed} events replayed, "
-        f"{found} violation{'s' if found != 1 else ''}"
+        f"the audit replayed {audit.events_replayed} events: {'clean' if audit.ok else 'VIOLATIONS'}, "
+        f"{found} violation{'s' if found != 1 else ''}."
     )
     for violation in audit.violations:
         say(f"  {violation.kind}: {violation.detail}")
@@ -316,160 +346,34 @@ def _closing(story: _Story, run: str) -> tuple[tuple[Json, ...], bool, Json]:
 
 
 def _spawns_and_turns(story: _Story) -> tuple[Json, ...]:
-    """Two spawns seed the manager's cursors; three human turns into one child give ONE notice."""
+    """Two spawns make the manager watch both children; three human turns into one give ONE notice."""
     watch, say = story.watch, story.say
     watch.upsert_session(MANAGER)
-    say(f"{MANAGER} is the manager session")
+    say(f"1. The manager ({MANAGER}) starts two children, and so watches both:")
     for child in (story.researcher, story.writer):
         spawn = watch.record_spawn(requester_key=MANAGER, child_key=child, child_run_id=_run_id(child))
-        _require(spawn, "the spawn")
-        say(f"the manager spawns {child}: child_spawned {_seq(spawn)} seeds its cursor {story.cursor(child)}")
+        say(f"     {story.name(child)}, {child} (change {_seq(_require(spawn, 'the spawn'))})")
     turns = [
         _require(watch.record_human_message(story.researcher, channel="telegram"), "a human turn")
         for _ in range(_HUMAN_TURNS)
     ]
-    say(
-        f"a human types into {story.researcher} {len(turns)} times via telegram: "
-        f"human_direct_message {', '.join(_seq(t) for t in turns)}"
-    )
+    say(f"2. A human types into the researcher {len(turns)} times (changes {', '.join(map(_seq, turns))}).")
     relayed = watch.record_human_message(
         story.researcher,
         channel="telegram",
         actor=classify_actor(provenance_kind="inter_session", source_session_key=MANAGER),
     )
     say(
-        f"the manager's own sessions_send turn into {story.researcher}: {_seq(relayed)} "
-        "(agents are not humans)"
+        "   A message the manager itself sends the researcher is "
+        f"{'not recorded' if relayed is None else 'recorded ' + _seq(relayed)}: an agent is not a human."
     )
     woken = len(story.heartbeat.take())
     notices = [n for n in watch.pending_notices(MANAGER) if n.target == story.researcher]
     say(
-        f"{MANAGER} was woken {woken} time{'s' if woken != 1 else ''} (a wake only opens a notice) and "
-        f"holds exactly {len(notices)} notice for it, "
-        f"cursor {story.cursor(story.researcher)}:"
+        f"   The manager is woken {'once' if woken == 1 else f'{woken} times'} and holds exactly "
+        f"{len(notices)} notice for it, however many changes came:"
     )
     return story.show(notices)
-
-
-_RESEARCH_TRANSCRIPT: tuple[dict[str, object], ...] = (
-    {"role": "user", "content": "Find the three slowest endpoints."},
-    {
-        "role": "assistant",
-        "content": "<think>check the APM export first</think>The slowest are /search, /export and /login.",
-    },
-    {"role": "toolResult", "content": "apm.csv: 1200 rows"},
-    {"role": "user", "content": "Pull the next export with token sk-live1234567890abcdef."},
-)
-"""What the demo host's transcript store holds for the researcher (message text stays on the host)."""
-
-
-class _DemoTranscripts:
-    """The demo host's transcript store: the researcher's canned transcript, nothing else."""
-
-    def __init__(self, researcher: str) -> None:
-        self._researcher = researcher
-
-    def _messages(self, key: str) -> tuple[dict[str, object], ...]:
-        return _RESEARCH_TRANSCRIPT if key == self._researcher else ()
-
-    def recent_user_texts(self, session_key: str, agent_id: str, limit: int) -> list[str]:
-        """The session's own user texts, newest last."""
-        del agent_id
-        texts = [str(m["content"]) for m in self._messages(session_key) if m["role"] == "user"]
-        return texts[-limit:]
-
-    def read_messages(
-        self, key: str, agent_id: str, *, limit: int, offset: int | None, merged_imports: bool
-    ) -> TranscriptPage:
-        """The newest `limit` messages before `offset`."""
-        del agent_id, merged_imports
-        messages = self._messages(key)
-        end = len(messages) - (offset or 0)
-        return TranscriptPage(
-            messages=messages[max(0, end - limit) : max(0, end)], total_messages=len(messages)
-        )
-
-    def title_fields(self, key: str, agent_id: str) -> TitleFields:
-        """The first user message and the last message of the session."""
-        del agent_id
-        messages = self._messages(key)
-        users = [str(m["content"]) for m in messages if m["role"] == "user"]
-        return TitleFields(
-            first_user_message=users[0] if users else None,
-            last_message_preview=str(messages[-1]["content"]) if messages else None,
-        )
-
-    def latest_usage(self, key: str, agent_id: str) -> Usage | None:
-        """No usage counters in the demo."""
-        del key, agent_id
-        return None
-
-
-class _DemoRuntime:
-    """The demo host's runtime: nothing runs; dispatches queue, waits time out, yields are refused."""
-
-    def __init__(self) -> None:
-        self.requests: list[object] = []
-
-    def dispatch(self, request: DispatchRequest) -> Dispatch:
-        """Queue the message."""
-        self.requests.append(request)
-        return Dispatch(run_id=f"demo-run-{len(self.requests)}", session_key=request.session_key)
-
-    def wait(self, run_id: str, timeout_seconds: float) -> RunWait:
-        """Nothing finishes in the demo."""
-        del run_id, timeout_seconds
-        return RunWait(status="timeout", terminal=False)
-
-    def run_agent_step(  # noqa: PLR0917 - the positional port signature
-        self,
-        key: str,
-        agent_id: str,
-        message: str,
-        extra_system_prompt: str,
-        timeout_seconds: float,
-        provenance: InputProvenance,
-    ) -> str | None:
-        """No agent answers in the demo."""
-        del key, agent_id, message, extra_system_prompt, timeout_seconds, provenance
-        return None
-
-    def announce(self, route: Route, text: str) -> None:
-        """Keep the delivery."""
-        self.requests.append((route, text))
-
-    def start_child_run(self, request: ChildRunRequest) -> str:
-        """Keep the request; the run id is the child's."""
-        self.requests.append(request)
-        return _run_id(request.child_session_key)
-
-    def request_announce(self, request: AnnounceRequest) -> None:
-        """Keep the request."""
-        self.requests.append(request)
-
-    def yield_turn(self, key: str, message: str) -> bool:
-        """The demo has no turns to end."""
-        del key, message
-        return False
-
-
-class _DemoModels:
-    """The demo host's model catalog: one model."""
-
-    def resolve(self, raw: str, agent_id: str) -> str | None:
-        """Only the one model resolves."""
-        del agent_id
-        return "demo/model" if raw.strip() == "demo/model" else None
-
-    def is_allowed(self, ref: str, agent_id: str) -> bool:
-        """The one model is allowed."""
-        del agent_id
-        return ref == "demo/model"
-
-    def default_for(self, agent_id: str) -> str:
-        """The one model."""
-        del agent_id
-        return "demo/model"
 
 
 def _tools_step(story: _Story, run: str) -> Json:
@@ -479,106 +383,95 @@ def _tools_step(story: _Story, run: str) -> Json:
         watch.update_session(child, label=child.rsplit(":", 1)[-1].split("-")[0])
     tools = SessionTools(
         watch,
-        transcripts=_DemoTranscripts(story.researcher),
-        runtime=_DemoRuntime(),
-        models=_DemoModels(),
+        transcripts=DemoTranscripts(story.researcher),
+        runtime=DemoRuntime(),
+        models=DemoModels(),
         config=ToolsConfig(visibility="tree"),
     )
     ctx = ToolContext(session_key=MANAGER, channel="telegram")
     listed = tools.sessions_list(ctx, {"search": run}).to_json()
-    say(f"{MANAGER} lists its children through SessionTools (sessions_list, visibility tree):")
+    say("3. Through the session tools the manager lists its children (label, stateVersion):")
     for row in listed["sessions"]:
-        say(f"  {row['key']}  label {row.get('label')}  stateVersion {row.get('stateVersion', 0)}")
+        say(f"     {row.get('label')}  stateVersion {row.get('stateVersion', 0)}")
     history = tools.sessions_history(ctx, {"sessionKey": story.researcher}).to_json()
     say(
-        f"{MANAGER} reads {story.researcher}'s history (sessions_history: read through the host's "
-        "transcript port at call time, thinking and tool results dropped, secrets redacted, never stored):"
+        f"   and reads the researcher's history: {len(history['messages'])} messages, read from the host "
+        "when asked and never stored;"
     )
-    say(json.dumps(history, indent=2, ensure_ascii=False))
+    redacted = " and a secret token redacted" if history["contentRedacted"] else ""
+    say(f"   its thinking and tool output are dropped{redacted}.")
+    story.detail(json.dumps(history, indent=2, ensure_ascii=False))
     return {"sessionsList": listed, "sessionsHistory": history}
 
 
 def _gated_turn(story: _Story, bystander: str) -> bool:
-    """An ordinary session nobody watches: a human turn writes nothing (SPEC §4)."""
+    """An ordinary session nobody watches: a human turn writes nothing."""
     story.watch.upsert_session(bystander)
     turn = story.watch.record_human_message(bystander, channel="telegram")
-    head = story.watch.session_status(bystander).state_version
-    verdict = "gated, nothing written" if turn is None else f"recorded {_seq(turn)}"
-    story.say(f"a human types into {bystander} (nobody watches it): {verdict}; stateVersion {head}")
+    verdict = "nothing is recorded" if turn is None else f"recorded {_seq(turn)}"
+    story.say(f"4. A human types into a session nobody watches ({bystander}): {verdict}.")
     return turn is not None
 
 
 def _goal_and_failure(story: _Story) -> None:
-    """A human changes the writer's goal (a second notice); its run fails (log only: none)."""
+    """A human changes the writer's goal (a second notice); its run fails (kept, no notice)."""
     watch, say, writer = story.watch, story.say, story.writer
     goal = watch.record_goal_changed(writer, summary="goal updated", actor=Actor.human())
-    say(
-        f"a human changes {writer}'s goal: goal_changed {_seq(goal)}, "
-        f"the manager's cursor {story.cursor(writer)}"
-    )
+    say(f"5. A human changes the writer's goal (change {_seq(goal)}): a second notice for the manager.")
+    before = len(watch.pending_notices(MANAGER))
     failed = watch.record_run_terminal(
         child_key=writer, run_id=_run_id(writer), requester_key=MANAGER, outcome="error"
     )
-    pending = len(watch.pending_notices(MANAGER))
-    say(
-        f"{writer}'s run fails: run_failed {_seq(failed)} (outcome error), log only: "
-        f"cursor still {story.cursor(writer)}, still {pending} pending notices, no extra one"
-    )
+    extra = len(watch.pending_notices(MANAGER)) - before
+    verdict = "no notice of its own" if extra == 0 else f"{extra} more notice"
+    say(f"   The writer's run then fails (change {_seq(failed)}): kept in its history, {verdict}.")
     story.heartbeat.take()
 
 
 def _read_reconcile_acknowledge(
     story: _Story,
 ) -> tuple[tuple[Json, ...], tuple[Json, ...], tuple[Json, ...], tuple[Json, ...]]:
-    """Read the notices, reconcile each child, acknowledge; a turn in between gives one follow-up."""
+    """Read the notices, catch up on each child, mark them read; a turn in between gives one follow-up."""
     watch, say = story.watch, story.say
     notices = watch.pending_notices(MANAGER)
-    say(f"{MANAGER} reads its {len(notices)} pending notices (pending_notices: nothing acknowledged yet):")
+    say(f"6. The manager reads its {len(notices)} notices (reading alone does not mark them read):")
     read = story.show(notices)
+    say("   and catches up on each child, asking for the changes after the number in its notice:")
     reconciliations = tuple(story.reconcile(n.target, n.last_seen) for n in notices)
     late = _require(watch.record_human_message(story.researcher, channel="telegram"), "a human turn")
-    say(
-        f"a human types into {story.researcher} again, after the read and before the acknowledgement: "
-        f"human_direct_message {_seq(late)}"
-    )
+    say(f"7. A human types into the researcher again ({_seq(late)}) just before the manager marks them read.")
     watch.acknowledge(MANAGER, notices)
+    researcher_unseen = story.unseen(story.researcher)
+    caught_up = [story.name(n.target) for n in notices if not story.unseen(n.target)]
     say(
-        f"{MANAGER} acknowledges the {len(notices)} notices it read: "
-        f"L := N (each notice's frozen watermark), never to the head {late.sequence}"
+        f"   The manager marks the {len(notices)} notices read. A notice is read up to the change that "
+        "raised it, never further,"
     )
-    for notice in notices:
-        say(f"  acknowledged {notice.target} changesSince {notice.last_seen}: {story.owed(notice.target)}")
+    say(
+        f"   so nothing is lost: {' and '.join(caught_up) or 'nobody'} is caught up, and the researcher's "
+        f"later changes ({', '.join(f'#{n}' for n in researcher_unseen)}) wait in one follow-up notice:"
+    )
     acknowledged = tuple(notice.to_json() for notice in notices)
     follow_ups = watch.pending_notices(MANAGER)
-    say(f"exactly {len(follow_ups)} follow-up notice, with the new changesSince:")
     shown = story.show(follow_ups)
     story.heartbeat.take()
     return read, reconciliations, acknowledged, shown
 
 
-def _sweep_line(story: _Story, sweep: SweepReport) -> str:
-    head = story.watch.session_status(story.researcher).state_version
-    woken = ", ".join(sweep.woken) or "nobody"
-    return (
-        f"sweep: re-published {sweep.republished} pending notice{'s' if sweep.republished != 1 else ''} "
-        f"({sweep.refrozen} re-frozen), "
-        f"woke {woken}; {story.researcher} still at stateVersion {head}"
-    )
-
-
 def _drain_after_restart(story: _Story) -> tuple[tuple[Json, ...], Json, tuple[Json, ...]]:
-    """The follow-up survived the restart: drain it, reconcile, and drain again (nothing left)."""
+    """The follow-up survived the restart: drain it, catch up, and drain again (nothing left)."""
     watch, say = story.watch, story.say
     notices = watch.drain(MANAGER)
-    say(f"{MANAGER} drains the notice that survived the restart (read and acknowledged in one step):")
+    say("   The manager drains it (reads it and marks it read in one step):")
     drained = story.show(notices)
     follow_up = next((n for n in notices if n.target == story.researcher), None)
     if follow_up is None:
         raise StoreError("demo: the follow-up notice did not survive the restart")
+    say("   catches up:")
     status = story.reconcile(story.researcher, follow_up.last_seen)
     pending = watch.drain(MANAGER)
-    verdict = "nothing pending" if not pending else f"{len(pending)} pending"
-    say(f"{MANAGER} drains again: {verdict}, cursor {story.cursor(story.researcher)}")
+    verdict = "nothing left to read" if not pending else f"{len(pending)} still pending"
+    say(f"   and drains again: {verdict}.")
     story.show(pending)
     story.heartbeat.take()
     return drained, status, tuple(n.to_json() for n in pending)

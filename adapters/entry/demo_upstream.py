@@ -79,14 +79,14 @@ def upstream_step(watch: SessionWatch, say: Callable[[str], None], *, manager: s
         tick = watch.upstream_tick(providers)
     turns = {signal.session_key: (signal.payload or {}).get("turns", 1) for signal in tick.recorded}
     claude, codex = sessions["claude-code"][0], sessions["codex"][0]
+    say("9. Two sessions adopted from coding tools, watched through their transcript files:")
     say(
-        f"the upstream monitor reads an adopted Claude Code session: {turns.get(claude, 0)} human turns "
-        "(a typed prompt and one queued while the agent was busy; its task notification and shell "
-        "echo are not a person)"
+        f"     Claude Code: {turns.get(claude, 0)} human turns (a typed prompt, and one queued while the "
+        "agent was busy; its task notification and shell echo are not a person)"
     )
     drained = watch.drain(manager)
     say(
-        f"and an adopted Codex session: {turns.get(codex, 0)} human turn (the context Codex injects "
-        f"itself is not a person); {manager} drains the {len(drained)} notices they opened"
+        f"     Codex: {turns.get(codex, 0)} human turn (the context Codex injects itself is not a person); "
+        f"the manager drains the {len(drained)} notices they raised"
     )
     return {"claudeCode": turns.get(claude, 0), "codex": turns.get(codex, 0)}

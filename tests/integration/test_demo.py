@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -17,13 +18,14 @@ from sessionwatch import notice_text
 from sessionwatch.adapters.entry.cli import main
 
 SCRIPT = Path(sys.executable).parent / "sessionwatch"
-CLOSING_LINE = "read models rebuilt from the event store: identical"
-AUDIT_LINE = re.compile(r"closing audit: clean: \d+ events replayed, 0 violations")
+CLOSING_LINE = "Checks: the read models rebuilt from the stored events are identical to the stored ones;"
+AUDIT_LINE = re.compile(r"the audit replayed \d+ events: clean, 0 violations\.")
 MANAGER = "agent:main:main"
 NOTICE = re.compile(
-    r'^  (Session "(?P<target>[^"]+)" changed \(other actor\)\. .* changesSince (?P<since>\d+)\.)$'
+    r'^ +(Session "(?P<target>[^"]+)" changed \(other actor\)\. .* changesSince (?P<since>\d+)\.)$'
 )
-SPAWN = re.compile(r"^the manager spawns (?P<child>\S+): child_spawned #(?P<sequence>\d+) ")
+SPAWN = re.compile(r"^     the (?P<role>researcher|writer), (?P<child>\S+) \(change #(?P<sequence>\d+)\)$")
+SCREEN = 60
 
 
 def json_objects(text: str) -> list[dict[str, Any]]:
@@ -52,20 +54,20 @@ def children(text: str) -> dict[str, tuple[str, int]]:
     """The spawned children of one text run: role (researcher, writer) -> (key, spawn sequence)."""
     found = {}
     for match in filter(None, map(SPAWN.match, text.splitlines())):
-        role = match["child"].rsplit(":", 1)[-1].split("-")[0]
-        found[role] = (match["child"], int(match["sequence"]))
+        found[match["role"]] = (match["child"], int(match["sequence"]))
     assert set(found) == {"researcher", "writer"}, text
     return found
 
 
 def block(text: str, starts: str) -> list[str]:
-    """The indented lines under the one step line that starts with `starts`."""
+    """The lines indented under the one step line that starts (after its indent) with `starts`."""
     lines = text.splitlines()
-    heads = [i for i, line in enumerate(lines) if line.startswith(starts)]
+    heads = [i for i, line in enumerate(lines) if line.lstrip().startswith(starts)]
     assert len(heads) == 1, (starts, text)
+    indent = len(lines[heads[0]]) - len(lines[heads[0]].lstrip())
     found = []
     for line in lines[heads[0] + 1 :]:
-        if not line.startswith("  "):
+        if len(line) - len(line.lstrip()) <= max(indent, 3):
             break
         found.append(line)
     return found
@@ -117,8 +119,8 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_the_demo_runs_twice_on_its_own_file_and_reconciles_each_time(
     capsys: pytest.CaptureFixture[str], in_tmp: Path
 ) -> None:
-    first = run_demo(capsys)
-    second = run_demo(capsys)
+    first = run_demo(capsys, "--verbose")
+    second = run_demo(capsys, "--verbose")
 
     for out in (first, second):
         found = reconciliations(out)
@@ -140,8 +142,8 @@ def test_the_demo_runs_twice_on_the_same_db_file_and_keeps_both_stories(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     db = str(tmp_path / "kept.db")
-    first_out = run_demo(capsys, "--db", db)
-    second_out = run_demo(capsys, "--db", db)
+    first_out = run_demo(capsys, "--db", db, "--verbose")
+    second_out = run_demo(capsys, "--db", db, "--verbose")
     first, second = reconciliations(first_out), reconciliations(second_out)
 
     for status in (*first, *second):
@@ -151,8 +153,10 @@ def test_the_demo_runs_twice_on_the_same_db_file_and_keeps_both_stories(
     # each run tells the whole story: one notice after the turns, one follow-up, one wake
     for out in (first_out, second_out):
         researcher, spawn = children(out)["researcher"]
-        assert notice_lines(block(out, f"{MANAGER} was woken 1 time")) == [(researcher, spawn)]
-        assert block(out, "restart: ") == [f"  wake {MANAGER} (session-state:{researcher})"]
+        assert notice_lines(block(out, "The manager is woken once")) == [(researcher, spawn)]
+        assert block(out, "unread follow-up, publishes it again") == [
+            f"     wake {MANAGER} (session-state:{researcher})"
+        ]
     with sessionwatch.open(db, sweep_on_open=False) as watch:
         assert watch.pending_notices(MANAGER) == []
         latest = {status["sessionKey"]: status["stateVersion"] for status in (*first, *second)}
@@ -167,13 +171,13 @@ def test_three_human_turns_give_the_manager_exactly_one_byte_exact_notice(
     out = run_demo(capsys)
     researcher, spawn = children(out)["researcher"]
 
-    turns = [line for line in out.splitlines() if line.startswith(f"a human types into {researcher} 3 times")]
+    turns = [
+        line for line in out.splitlines() if line.startswith("2. A human types into the researcher 3 times")
+    ]
     assert len(turns) == 1
     assert len(re.findall(r"#\d+", turns[0])) == 3
-    after_turns = block(
-        out, f"{MANAGER} was woken 1 time (a wake only opens a notice) and holds exactly 1 notice for it"
-    )
-    assert after_turns == ["  " + notice_text(researcher, spawn)]
+    after_turns = block(out, "The manager is woken once and holds exactly 1 notice for it")
+    assert after_turns == ["     " + notice_text(researcher, spawn)]
     # byte-stable: the researcher's notice lines are the first notice and the one follow-up, no other
     sinces = {since for target, since in notice_lines(out.splitlines()) if target == researcher}
     assert len(sinces) == 2
@@ -184,15 +188,16 @@ def test_the_goal_change_notifies_and_the_failed_run_is_log_only(
     capsys: pytest.CaptureFixture[str], in_tmp: Path
 ) -> None:
     assert in_tmp
-    out = run_demo(capsys)
+    out = run_demo(capsys, "--verbose")
     spawned = children(out)
     (researcher, researcher_spawn), (writer, writer_spawn) = spawned["researcher"], spawned["writer"]
 
-    failed = [line for line in out.splitlines() if line.startswith(f"{writer}'s run fails: run_failed #")]
+    failed = [
+        line for line in out.splitlines() if line.startswith("   The writer's run then fails (change #")
+    ]
     assert len(failed) == 1
-    assert "log only" in failed[0]
-    assert "no extra one" in failed[0]
-    read = notice_lines(block(out, f"{MANAGER} reads its 2 pending notices"))
+    assert failed[0].endswith("kept in its history, no notice of its own.")
+    read = notice_lines(block(out, "6. The manager reads its 2 notices"))
     assert read == [(researcher, researcher_spawn), (writer, writer_spawn)]
     researcher_status, writer_status = reconciliations(out)[:2]
     assert [
@@ -208,23 +213,22 @@ def test_a_turn_between_reading_and_acknowledging_leaves_exactly_one_follow_up(
     capsys: pytest.CaptureFixture[str], in_tmp: Path
 ) -> None:
     assert in_tmp
-    out = run_demo(capsys)
+    out = run_demo(capsys, "--verbose")
     spawned = children(out)
-    (researcher, spawn), (writer, _) = spawned["researcher"], spawned["writer"]
+    (researcher, spawn), _ = spawned["researcher"], spawned["writer"]
 
     late = re.search(
-        rf"^a human types into {re.escape(researcher)} again, after the read and before the "
-        r"acknowledgement: human_direct_message #(\d+)$",
+        r"^7\. A human types into the researcher again \(#(\d+)\) just before the manager marks them read\.$",
         out,
         re.MULTILINE,
     )
     assert late is not None
-    acknowledged = block(out, f"{MANAGER} acknowledges the 2 notices it read")
-    assert acknowledged[0].startswith(f"  acknowledged {researcher} changesSince {spawn}: cursor now (")
-    assert acknowledged[0].endswith(f", #{late[1]} still owed")
-    assert acknowledged[1].startswith(f"  acknowledged {writer} ")
-    assert acknowledged[1].endswith("closed")
-    follow_up = notice_lines(block(out, "exactly 1 follow-up notice"))
+    assert "   The manager marks the 2 notices read." in out
+    caught_up = [line for line in out.splitlines() if line.startswith("   so nothing is lost: ")]
+    assert len(caught_up) == 1
+    assert "the writer is caught up" in caught_up[0]
+    assert caught_up[0].endswith(f", #{late[1]}) wait in one follow-up notice:")
+    follow_up = notice_lines(block(out, "so nothing is lost: "))
     assert len(follow_up) == 1
     target, since = follow_up[0]
     assert target == researcher
@@ -244,18 +248,18 @@ def test_the_restart_sweep_republishes_the_follow_up_and_wakes_the_manager(
     researcher, _ = children(out)["researcher"]
     lines = out.splitlines()
 
-    follow_up = notice_lines(block(out, "exactly 1 follow-up notice"))
-    assert block(out, "restart: ") == [f"  wake {MANAGER} (session-state:{researcher})"]
-    sweep = [line for line in lines if line.startswith("sweep: ")]
-    assert len(sweep) == 1
-    assert sweep[0].startswith("sweep: re-published 1 pending notice ")
-    assert f"woke {MANAGER};" in sweep[0]
-    assert notice_lines(block(out, f"{MANAGER} drains the notice that survived the restart")) == follow_up
-    drained_again = [line for line in lines if line.startswith(f"{MANAGER} drains again: ")]
-    assert len(drained_again) == 1
-    assert drained_again[0].startswith(f"{MANAGER} drains again: nothing pending")
-    restart = next(i for i, line in enumerate(lines) if line.startswith("restart: "))
-    assert restart < lines.index(sweep[0]) < lines.index(drained_again[0]) < lines.index(CLOSING_LINE)
+    follow_up = notice_lines(block(out, "so nothing is lost: "))
+    assert len(follow_up) == 1
+    assert block(out, "unread follow-up, publishes it again") == [
+        f"     wake {MANAGER} (session-state:{researcher})"
+    ]
+    assert (
+        notice_lines(block(out, "The manager drains it (reads it and marks it read in one step)"))
+        == follow_up
+    )
+    drained_again = "   and drains again: nothing left to read."
+    restart = next(i for i, line in enumerate(lines) if line.startswith("8. Restart: "))
+    assert restart < lines.index(drained_again) < lines.index(CLOSING_LINE)
 
 
 def test_the_demo_json_mode_prints_only_one_json_object(
@@ -347,7 +351,7 @@ def test_the_demo_on_a_memory_store_is_refused_with_one_line(
     assert code == 2
     assert captured.out == ""
     assert captured.err.count("\n") == 1
-    assert captured.err.startswith("sessionwatch: error: url: the demo restarts its store")
+    assert captured.err.startswith("sessionwatch: error: --db: the demo restarts its store")
     assert list(in_tmp.iterdir()) == []
 
 
@@ -363,15 +367,21 @@ def test_the_demo_in_a_missing_directory_is_refused_with_one_line(
 
 
 def test_the_demo_runs_twice_as_python_m_sessionwatch(tmp_path: Path) -> None:
-    runs = [run_process([sys.executable, "-m", "sessionwatch"], "demo", cwd=tmp_path) for _ in range(2)]
+    runs = [
+        run_process([sys.executable, "-m", "sessionwatch"], "demo", *verbose, cwd=tmp_path)
+        for verbose in ([], ["--verbose"])
+    ]
 
     for done in runs:
         assert (done.returncode, done.stderr) == (0, "")
-        found = reconciliations(done.stdout)
-        assert found
-        for status in found:
-            assert_reconciliation(status)
         assert CLOSING_LINE in done.stdout.splitlines()
+        assert (
+            f"  {shlex.quote(sys.executable)} -m sessionwatch list --db sessionwatch-demo.db" in done.stdout
+        )
+    found = reconciliations(runs[1].stdout)
+    assert len(found) == 3
+    for status in found:
+        assert_reconciliation(status)
 
 
 def test_the_installed_console_script_runs_the_demo_in_json_mode_twice_on_one_file(tmp_path: Path) -> None:
@@ -391,16 +401,11 @@ def test_the_manager_lists_its_children_and_reads_a_sanitized_history_through_se
     capsys: pytest.CaptureFixture[str], in_tmp: Path
 ) -> None:
     assert in_tmp
-    out = run_demo(capsys)
-    spawned = children(out)
-    (researcher, _), (writer, _) = spawned["researcher"], spawned["writer"]
-    listed = block(
-        out, f"{MANAGER} lists its children through SessionTools (sessions_list, visibility tree):"
-    )
-    assert listed == [
-        f"  {researcher}  label researcher  stateVersion 5",
-        f"  {writer}  label writer  stateVersion 2",
-    ]
+    out = run_demo(capsys, "--verbose")
+    researcher, _ = children(out)["researcher"]
+    listed = block(out, "3. Through the session tools the manager lists its children")
+    assert listed == ["     researcher  stateVersion 5", "     writer  stateVersion 2"]
+    assert "   and reads the researcher's history: 3 messages, read from the host when asked" in out
     history = next(obj for obj in json_objects(out) if "messages" in obj)
     assert history == {
         "sessionKey": researcher,
@@ -444,5 +449,82 @@ def test_the_adopted_claude_code_and_codex_sessions_count_only_what_a_person_typ
     printed = json.loads(run_demo(capsys, "--db", db, "--json"))
     assert printed["upstream"] == {"claudeCode": 2, "codex": 1}
     text = run_demo(capsys, "--db", db)
-    assert "an adopted Claude Code session: 2 human turns" in text
-    assert "an adopted Codex session: 1 human turn" in text
+    assert "     Claude Code: 2 human turns (" in text
+    assert "     Codex: 1 human turn (" in text
+
+
+JARGON = ("SPEC", "§", "re-frozen", "cursor now", "L := N", "(1, 3, 5)", "session_status changesSince")
+
+
+def test_the_default_story_fits_one_screen_in_plain_words_without_json(
+    capsys: pytest.CaptureFixture[str], in_tmp: Path
+) -> None:
+    assert in_tmp
+    out = run_demo(capsys)
+    lines = out.splitlines()
+
+    assert len(lines) <= SCREEN, len(lines)
+    assert json_objects(out) == []
+    for word in JARGON:
+        assert word not in out, word
+    steps = [line.split(".", 1)[0] for line in lines if re.match(r"^\d+\. ", line)]
+    assert steps == [str(n) for n in range(1, 11)]
+    assert any(AUDIT_LINE.fullmatch(line) for line in lines)
+
+
+def test_verbose_tells_the_same_story_with_every_steps_full_json(
+    capsys: pytest.CaptureFixture[str], in_tmp: Path
+) -> None:
+    assert in_tmp
+    short = run_demo(capsys)
+    verbose = run_demo(capsys, "--verbose")
+
+    masked = re.compile(r"[0-9a-f]{8}")  # the run token differs between runs
+    remaining = iter(masked.sub("RUN", line) for line in verbose.splitlines())
+    for line in short.splitlines():  # every line of the short story, in order, among the verbose lines
+        assert masked.sub("RUN", line) in remaining, line
+    objects = json_objects(verbose)
+    assert len(reconciliations(verbose)) == 3
+    assert any("messages" in obj for obj in objects)  # the sanitized history
+    assert any("republished" in obj for obj in objects)  # the restart sweep's report
+    assert len(verbose.splitlines()) > 2 * len(short.splitlines())
+
+
+def test_the_suggested_commands_run_as_printed_after_the_console_script_ran_the_demo(tmp_path: Path) -> None:
+    assert SCRIPT.is_file(), f"the console script is not installed next to {sys.executable}"
+    env = {k: v for k, v in os.environ.items() if k != "SESSIONWATCH_URL"}
+    env["PATH"] = os.pathsep.join(
+        p for p in env.get("PATH", "").split(os.pathsep) if p and Path(p).resolve() != SCRIPT.parent.resolve()
+    )
+    relative = os.path.relpath(SCRIPT, tmp_path)
+    done = subprocess.run(
+        [relative, "demo"], capture_output=True, text=True, cwd=tmp_path, env=env, check=False, timeout=120
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    lines = done.stdout.splitlines()
+    suggested = [line.strip() for line in lines[lines.index("Try it:") + 1 :]]
+    assert len(suggested) == 3
+    for command in suggested:
+        assert command.startswith(f"{relative} ")
+        ran = subprocess.run(
+            ["bash", "-c", command],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+            check=False,
+            timeout=120,
+        )
+        assert (ran.returncode, ran.stderr) == (0, ""), command
+        assert ran.stdout
+
+
+def test_the_demo_exits_1_when_the_rebuilt_read_models_differ(
+    capsys: pytest.CaptureFixture[str], in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert in_tmp
+    monkeypatch.setattr(sessionwatch.SessionWatch, "rebuild_read_model", lambda _self: None)
+    code = main(["demo"])
+    captured = capsys.readouterr()
+    assert (code, captured.err) == (1, "")
+    assert "DIFFERENT from the stored ones" in captured.out
