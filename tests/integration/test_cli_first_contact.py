@@ -220,7 +220,7 @@ def test_a_read_command_on_a_missing_file_refuses_naming_db_and_creates_nothing(
     assert files(tmp_path) == []
 
 
-@pytest.mark.parametrize("argv", READERS + WRITERS)
+@pytest.mark.parametrize("argv", [*READERS, *WRITERS, ["demo"]])
 @pytest.mark.parametrize("content", ["sqlite", "text"])
 def test_no_command_converts_another_programs_file(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], content: str
