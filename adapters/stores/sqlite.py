@@ -8,6 +8,7 @@ The cursor facts a signal implies are applied as one set-based statement, like t
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import threading
@@ -45,8 +46,13 @@ from sessionwatch.projections.read_model import ReadModel
 from sessionwatch.projections.status import build_status
 
 Synchronous: TypeAlias = Literal["normal", "full"]
+logger = logging.getLogger("sessionwatch")
 _DEFAULT_LOCK_TIMEOUT = 5
 _WAL_SIZE_LIMIT = 16 * 1024 * 1024
+# A prune that leaves at least this share of the file's pages free, and this many, gives them back
+# to the file system with a VACUUM (ADR-0034); smaller ones leave them for the next records to reuse.
+RECLAIM_FREE_SHARE = 0.25
+RECLAIM_MIN_PAGES = 1024
 _STORE_FAULTS = (sqlite3.Error, PersistenceError, ConnectionPoolClosedError)
 """What a failing file, lock or pool raises (eventsourcing wraps `sqlite3` errors in its own)."""
 _WAITED_FOR_A_LOCK = ("SQLITE_BUSY", "SQLITE_LOCKED")
@@ -94,6 +100,24 @@ def _connect(db_name: str, synchronous: Synchronous, lock_timeout: int | None) -
         raw.close()
         raise _CannotConnectError(f"cannot connect to {db_name}: {exc}") from exc
     return raw
+
+
+def _reclaim(cursor: sqlite3.Cursor) -> None:
+    """After a committed prune: VACUUM when a large share of the file is free pages (ADR-0034).
+
+    The WAL is checkpointed and truncated after it, so the main file shrinks now rather than at the
+    next automatic checkpoint. A failure (a reader holding the file, the disk full) only logs: the
+    prune is committed, and the next one tries again.
+    """
+    try:
+        pages = int(cursor.execute("PRAGMA page_count").fetchone()[0])
+        free = int(cursor.execute("PRAGMA freelist_count").fetchone()[0])
+        if free < RECLAIM_MIN_PAGES or free < pages * RECLAIM_FREE_SHARE:
+            return
+        cursor.execute("VACUUM")
+        cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except sqlite3.Error as exc:
+        logger.warning("sessionwatch: vacuum after prune failed (error=%s)", type(exc).__name__)
 
 
 class _Pool(SQLiteConnectionPool):
@@ -292,6 +316,8 @@ class SqliteSignalStore:
                 raise
             tx.keep()
             self._schema_ready = True
+            if tx.vacuum_due:
+                _reclaim(cursor)
         except _STORE_FAULTS as exc:
             raise StoreError(f"{type(exc).__name__}: {exc}") from exc
         finally:
