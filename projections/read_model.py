@@ -392,3 +392,13 @@ def fold(events: Iterable[DomainEvent], model: ReadModel | None = None) -> ReadM
     for event in events:
         projection.apply(event)
     return projection.build()
+
+
+class SignalFreeProjection(Projection):
+    """A `Projection` that keeps no signal log and no dedupe index: sessions, cursors and links only.
+
+    What a bulk load folds while the store keeps the signals, so its memory does not grow with them.
+    """
+
+    def _log(self, identity: SessionIdentity, signal: SignalRecorded) -> None:
+        del identity, signal

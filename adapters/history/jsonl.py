@@ -15,17 +15,20 @@ The format, version 1: UTF-8 JSON Lines, one compact JSON object per line, each 
 Exporting a store twice gives the same bytes, and so does exporting a store imported from an export
 (into any kind of store), unless an upcaster rewrote an old stored name on the way in.
 
-An import goes only into an empty store, and validates every line before it writes anything. It
-decodes the events (upcasting old names), folds them with `projections.read_model.fold` (the
-reference semantics), and has the store bulk-load events, read models, counter and stream versions
-in one transaction. Pure apart from the store it is handed: no I/O at import time.
+An import goes only into an empty store, and writes all of it or nothing: it reads the lines once,
+as they come, validating each before the store writes it, decodes the events (upcasting old names),
+folds them (the reference semantics, `projections.read_model`, without the signal logs the store
+keeps itself), and has the store bulk-load events, signals, read models, counter and stream
+versions in one transaction, in bounded chunks (ADR-0035). Pure apart from the store it is handed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterable
+import bisect
+from array import array
+from collections.abc import Callable, Generator, Iterable, Iterator
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO, Any, Final, assert_never
 from uuid import UUID
 
@@ -40,7 +43,7 @@ from sessionwatch.adapters.stores.mapper import (
     link_stream_id,
     session_stream_id,
 )
-from sessionwatch.adapters.stores.port import SignalStore, StoreNotEmptyError
+from sessionwatch.adapters.stores.port import HistoryTail, SignalStore, StoreNotEmptyError
 from sessionwatch.domain.errors import InvalidSignal
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
@@ -55,7 +58,7 @@ from sessionwatch.domain.session import (
 )
 from sessionwatch.domain.upstream import UpstreamLinked, UpstreamMarkerAdvanced, UpstreamUnlinked
 from sessionwatch.domain.watch_cursor import NoticeAcknowledged, NoticesSwept, WatchRegistered, WatchRemoved
-from sessionwatch.projections.read_model import ReadModel, fold
+from sessionwatch.projections.read_model import ReadModel, SignalFreeProjection
 
 HISTORY_FORMAT: Final = "sessionwatch.history"
 HISTORY_VERSION: Final = 1
@@ -113,14 +116,27 @@ def history_lines(store: SignalStore) -> Generator[str, None, None]:
             yield _line(event)
 
 
-def export_history(store: SignalStore, out: IO[str] | Callable[[str], object]) -> int:
-    """Write the store's history to `out` (a text file or a `write`-like callable); return the event count."""
+def export_history(
+    store: SignalStore,
+    out: IO[str] | Callable[[str], object],
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Write the store's history to `out` (a text file or a `write`-like callable); return the event count.
+
+    The events are read a page at a time, so memory does not grow with the history. `progress(n)`
+    is called every 1,000 events written, and at the end.
+    """
     write = out if callable(out) else out.write
     written = -1  # the header is not an event
     with closing(history_lines(store)) as lines:
         for line in lines:
             write(line)
             written += 1
+            if progress is not None and written and written % 1000 == 0:
+                progress(written)
+    if progress is not None:
+        progress(max(written, 0))
     return max(written, 0)
 
 
@@ -191,7 +207,7 @@ def _json_object(number: int, text: str) -> dict[str, Any]:
 
 
 def _keys(number: int, value: dict[str, Any], expected: frozenset[str], what: str) -> None:
-    if set(value) != expected:
+    if value.keys() != expected:
         missing = sorted(expected - set(value))
         extra = sorted(set(value) - expected)
         detail = "; ".join(
@@ -254,19 +270,67 @@ def _header(number: int, text: str) -> _Header:
     return _Header(sequence, streams)
 
 
+class _Signals:
+    """The sequences seen so far, each with its line: compact arrays, as signals mostly come in order."""
+
+    def __init__(self) -> None:
+        self._sequences = array("q")  # ascending: every signal above all before it
+        self._lines = array("q")
+        self._others: dict[int, int] = {}  # the few that came below an earlier one
+
+    def line_of(self, sequence: int) -> int | None:
+        """The line `sequence` was recorded on, or None."""
+        if self._sequences and sequence > self._sequences[-1]:
+            return None
+        at = bisect.bisect_left(self._sequences, sequence)
+        if at < len(self._sequences) and self._sequences[at] == sequence:
+            return self._lines[at]
+        return self._others.get(sequence)
+
+    def add(self, sequence: int, line: int) -> None:
+        """Remember a sequence not seen before."""
+        if not self._sequences or sequence > self._sequences[-1]:
+            self._sequences.append(sequence)
+            self._lines.append(line)
+        else:
+            self._others[sequence] = line
+
+
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """A retained signal's dedupe key: who holds it, and what a prune needs to decide on it."""
+
+    sequence: int
+    occurred_at_ms: int
+    identity: SessionIdentity
+
+
 @dataclass
 class _Reader:
-    """Validates event lines one at a time against the header and the lines before."""
+    """Validates event lines one at a time against the header and the lines before, and folds them.
+
+    It keeps what the checks need and the fold without signal logs; the signals themselves go on
+    to the store as they come.
+    """
 
     header: _Header
-    events: list[tuple[UUID, int, DomainEvent]]
-    versions: dict[UUID, int]  # the last version seen per stream
-    signal_lines: dict[int, int]  # a signal's sequence -> its line
+    projection: SignalFreeProjection = field(default_factory=SignalFreeProjection)
+    versions: dict[UUID, int] = field(default_factory=dict)  # the last version seen per stream
+    signals: _Signals = field(default_factory=_Signals)
+    dedupe: dict[str, _Held] = field(default_factory=dict)  # every retained dedupe key
+    checkpoint_ms: int | None = None  # when the last prune in the history ran
+    events: int = 0
+    stream_ids: dict[str, UUID] = field(default_factory=dict)  # each stream's text as the lines spell it
 
-    def read(self, number: int, text: str) -> None:
+    def read(self, number: int, text: str) -> tuple[UUID, int, DomainEvent]:
         value = _json_object(number, text)
         _keys(number, value, _EVENT_KEYS, "event")
-        stream = _uuid(number, value["stream"], "stream")
+        text = value["stream"]
+        stream = self.stream_ids.get(text) if isinstance(text, str) else None
+        if stream is None:
+            stream = _uuid(number, text, "stream")
+            if stream in self.header.streams:  # at most one entry per stream the header lists
+                self.stream_ids[text] = stream
         version, topic, payload = value["version"], value["type"], value["payload"]
         if not _is_count(version, 1):
             raise HistoryError(f"version must be an integer >= 1, not {version!r}", line=number)
@@ -286,7 +350,10 @@ class _Reader:
             except InvalidSignal as exc:
                 raise HistoryError(f"invalid {topic} payload: {exc}", line=number) from None
         self._place(number, stream, version, event)
-        self.events.append((stream, version, event))
+        self._retain(number, event)
+        self.projection.apply(event)
+        self.events += 1
+        return stream, version, event
 
     def _place(self, number: int, stream: UUID, version: int, event: DomainEvent) -> None:
         expected = _expected_stream(event)
@@ -313,28 +380,45 @@ class _Reader:
                 line=number,
             )
         if isinstance(event, SignalRecorded):
-            earlier = self.signal_lines.get(event.sequence)
+            earlier = self.signals.line_of(event.sequence)
             if earlier is not None:
                 raise HistoryError(
                     f"sequence {event.sequence} was already recorded on line {earlier}", line=number
                 )
-            self.signal_lines[event.sequence] = number
+            self.signals.add(event.sequence, number)
+
+    def _retain(self, number: int, event: DomainEvent) -> None:
+        """Keep the retained dedupe keys as the fold does: one retained signal per key."""
+        match event:
+            case SignalRecorded(dedupe_key=str() as key):
+                held = self.dedupe.get(key)
+                if held is not None:
+                    raise HistoryError(
+                        f"dedupe key {key!r} is held by two retained signals, {held.sequence}"
+                        f" and {event.sequence}",
+                        line=number,
+                    )
+                self.dedupe[key] = _Held(event.sequence, event.occurred_at_ms, event.identity)
+            case SessionDeleted():
+                gone = SessionIdentity(event.session_key, event.agent_id)
+                self.dedupe = {k: h for k, h in self.dedupe.items() if h.identity != gone}
+            case SignalsPruned(cutoffs=cutoffs):
+                self.checkpoint_ms = cutoffs.at_ms
+                self.dedupe = {
+                    k: h
+                    for k, h in self.dedupe.items()
+                    if not (
+                        h.occurred_at_ms < cutoffs.occurred_before_ms
+                        or h.sequence <= cutoffs.through_sequence
+                    )
+                }
+            case _:
+                pass
 
 
-def _check_model(model: ReadModel, reader: _Reader) -> None:
-    """The fold must be loadable: one retained signal per dedupe key, a version for every row's stream."""
-    seen: dict[str, int] = {}
-    for signal in sorted((s for log in model.signals.values() for s in log), key=lambda s: s.sequence):
-        if signal.dedupe_key is None:
-            continue
-        if signal.dedupe_key in seen:
-            raise HistoryError(
-                f"dedupe key {signal.dedupe_key!r} is held by two retained signals, {seen[signal.dedupe_key]}"
-                f" and {signal.sequence}",
-                line=reader.signal_lines[signal.sequence],
-            )
-        seen[signal.dedupe_key] = signal.sequence
-    streams = reader.header.streams
+def _check_model(model: ReadModel, header: _Header) -> None:
+    """The fold must be loadable: a version for every row's stream."""
+    streams = header.streams
     for identity in sorted(model.sessions):
         if streams.get(session_stream_id(identity), 0) < 1:
             raise HistoryError(
@@ -351,20 +435,14 @@ def _check_model(model: ReadModel, reader: _Reader) -> None:
             )
 
 
-def _read(lines: Iterable[str]) -> _Reader:
-    reader: _Reader | None = None
-    for number, text in enumerate(lines, 1):
-        if reader is None:
-            reader = _Reader(_header(number, text), [], {}, {})
-        else:
-            reader.read(number, text)
-    if reader is None:
-        raise HistoryError("no header: the input is empty", line=1)
-    return reader
-
-
-def import_history(store: SignalStore, lines: Iterable[str]) -> ImportReport:
+def import_history(
+    store: SignalStore, lines: Iterable[str], *, progress: Callable[[int], None] | None = None
+) -> ImportReport:
     """Load a history into an empty `store`: all of it, in one transaction, or nothing.
+
+    The lines are read once, as they come, and written in bounded chunks, so memory does not grow
+    with the history (only by a few bytes a signal, and with the retained dedupe keys).
+    `progress(n)` is called every 1,000 events read, and at the end.
 
     Raises `HistoryError` naming the line and the problem (bad JSON, a wrong header, an unknown
     stored name, an invalid payload, a version that does not rise or is above the header's, a
@@ -375,24 +453,36 @@ def import_history(store: SignalStore, lines: Iterable[str]) -> ImportReport:
             f"the store already holds history (sequence counter at {store.last_sequence()},"
             f" {store.stored_event_count()} stored events); import into a new, empty store"
         )
-    reader = _read(lines)
-    model = fold(event for _, _, event in reader.events)
-    _check_model(model, reader)
-    checkpoints = [event for _, _, event in reader.events if isinstance(event, SignalsPruned)]
+    numbered = enumerate(lines, 1)
+    first = next(numbered, None)
+    if first is None:
+        raise HistoryError("no header: the input is empty", line=1)
+    reader = _Reader(_header(*first))
+
+    def events() -> Iterator[tuple[UUID, int, DomainEvent]]:
+        for number, text in numbered:
+            yield reader.read(number, text)
+            if progress is not None and reader.events % 1000 == 0:
+                progress(reader.events)
+
+    model = ReadModel()
+
+    def tail() -> HistoryTail:
+        nonlocal model
+        model = reader.projection.build()
+        _check_model(model, reader.header)
+        return HistoryTail(model, reader.header.sequence, reader.header.streams, reader.checkpoint_ms)
+
     try:
-        store.load_history(
-            reader.events,
-            model,
-            sequence=reader.header.sequence,
-            stream_versions=reader.header.streams,
-            last_prune_ms=checkpoints[-1].cutoffs.at_ms if checkpoints else None,
-        )
+        retained = store.load_history(events(), tail)
     except StoreNotEmptyError as exc:
         raise HistoryError(str(exc)) from exc
+    if progress is not None:
+        progress(reader.events)
     return ImportReport(
-        events=len(reader.events),
+        events=reader.events,
         sessions=len(model.sessions),
-        signals=sum(len(log) for log in model.signals.values()),
+        signals=retained,
         cursors=len(model.all_cursors()),
         links=len(model.links),
         sequence=reader.header.sequence,

@@ -36,7 +36,7 @@ from pydantic import ValidationError
 
 from sessionwatch.adapters.history.jsonl import HistoryError
 from sessionwatch.adapters.stores.mapper import STORE_STREAM_ID, session_stream_id
-from sessionwatch.adapters.stores.port import SignalStore, StoreNotEmptyError
+from sessionwatch.adapters.stores.port import HistoryTail, SignalStore, StoreNotEmptyError
 from sessionwatch.domain.errors import InvalidSignal
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity, agent_id_of
@@ -129,10 +129,7 @@ def import_openclaw(store: SignalStore, path: str | Path, *, now_ms: int) -> Ope
     try:
         store.load_history(
             events,
-            fold(e for _, _, e in events),
-            sequence=highest,
-            stream_versions=stream_versions,
-            last_prune_ms=now_ms,
+            HistoryTail(fold(e for _, _, e in events), highest, stream_versions, now_ms),
         )
     except StoreNotEmptyError as exc:
         raise OpenclawImportError(str(exc)) from exc

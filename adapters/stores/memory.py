@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from uuid import UUID
@@ -28,7 +28,13 @@ from sessionwatch.adapters.stores.mapper import (
     session_stream_id,
     to_stored,
 )
-from sessionwatch.adapters.stores.port import PruneCounts, StoredHistory, StoreNotEmptyError, SweepCounts
+from sessionwatch.adapters.stores.port import (
+    HistoryTail,
+    PruneCounts,
+    StoredHistory,
+    StoreNotEmptyError,
+    SweepCounts,
+)
 from sessionwatch.domain import session
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
@@ -47,6 +53,7 @@ from sessionwatch.projections.read_model import (
     ReadModel,
     apply_cursor_facts,
     evolve_read_model,
+    fold,
     implied_facts,
     plan_sweep,
 )
@@ -431,31 +438,34 @@ class MemorySignalStore:
 
     def load_history(
         self,
-        events: Sequence[tuple[UUID, int, DomainEvent]],
-        model: ReadModel,
-        *,
-        sequence: int,
-        stream_versions: Mapping[UUID, int],
-        last_prune_ms: int | None,
-    ) -> None:
-        """Bulk-load an imported history into this empty store: insert the events, publish `model`."""
+        events: Iterable[tuple[UUID, int, DomainEvent]],
+        tail: HistoryTail | Callable[[], HistoryTail],
+    ) -> int:
+        """Bulk-load an imported history into this empty store: insert the events, publish the read models.
+
+        The signals and dedupe index are the fold's of the events; the rest is `tail`'s model.
+        """
         with self._lock:
             if self._last_sequence or len(self.recorder) or self._versions or self.model != ReadModel():
                 raise StoreNotEmptyError(
                     f"the store already holds history (sequence counter at {self._last_sequence});"
                     " import into a new, empty store"
                 )
-            stored = [to_stored(stream, version, event) for stream, version, event in events]
+            loaded = list(events)  # a memory store holds them all anyway
+            end = tail() if callable(tail) else tail
+            stored = [to_stored(stream, version, event) for stream, version, event in loaded]
             ids = list(self.recorder.insert_events(stored) or []) if stored else []
-            versions = dict(stream_versions)
-            for nid, (stream, version, event) in zip(ids, events, strict=True):
+            versions = dict(end.stream_versions)
+            for nid, (stream, version, event) in zip(ids, loaded, strict=True):
                 versions[stream] = max(versions.get(stream, 0), version)
                 if isinstance(event, SignalRecorded):
                     self.signal_ids[event.sequence] = nid
+            folded = fold(event for _, _, event in loaded)
             self._versions = versions
-            self.model = model
-            self._last_sequence = sequence
-            self._last_prune_ms = last_prune_ms
+            self.model = replace(end.model, signals=folded.signals, dedupe=folded.dedupe)
+            self._last_sequence = end.sequence
+            self._last_prune_ms = end.last_prune_ms
+            return sum(len(log) for log in folded.signals.values())
 
     def close(self) -> None:
         """Nothing to release."""

@@ -6,7 +6,7 @@ must behave identically; the contract suite in `tests/contract` runs against eac
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol, TypeAlias, runtime_checkable
@@ -30,6 +30,23 @@ class StoreError(RuntimeError):
 class StoreNotEmptyError(ValueError):
     """`load_history` found history in the store: an import only ever goes into a new, empty store."""
 
+
+@dataclass(frozen=True, slots=True)
+class HistoryTail:
+    """What a bulk load writes once its events are in: read models, counter, stream versions, last prune.
+
+    `model` gives the sessions, cursors and upstream links (its signals and dedupe index are not
+    read: the retained signals follow from the loaded events themselves).
+    """
+
+    model: ReadModel
+    sequence: int
+    stream_versions: Mapping[UUID, int]
+    last_prune_ms: int | None
+
+
+LOAD_CHUNK = 1000
+"""A bulk load writes its events and signal rows this many at a time (bounded memory, one transaction)."""
 
 StoredRow: TypeAlias = tuple[int, UUID, int, str, bytes]
 """One stored event as the event store holds it: notification id, stream id, version, topic, body."""
@@ -214,20 +231,20 @@ class SignalStore(Protocol):
 
     def load_history(
         self,
-        events: Sequence[tuple[UUID, int, DomainEvent]],
-        model: ReadModel,
-        *,
-        sequence: int,
-        stream_versions: Mapping[UUID, int],
-        last_prune_ms: int | None,
-    ) -> None:
-        """Bulk-load an imported history into this empty store, in one write transaction.
+        events: Iterable[tuple[UUID, int, DomainEvent]],
+        tail: HistoryTail | Callable[[], HistoryTail],
+    ) -> int:
+        """Bulk-load an imported history into this empty store in one transaction; count the signals kept.
 
-        `events` are stored in order on their own streams and versions (new notification ids
-        1..n); the read models become `model` exactly (the fold of `events`, whose retained
-        signals link to their stored events); the counter becomes `sequence`; every stream keeps
-        at least its version in `stream_versions`, so none is ever reused. Raises `StoreNotEmptyError`,
-        writing nothing, when the store holds any history or has allocated a sequence.
+        `events` are read once, lazily, and stored in order on their own streams and versions (new
+        notification ids 1..n), `LOAD_CHUNK` at a time. The retained signals follow from them by the
+        fold's rules (a `SignalRecorded` adds its signal, linked to its stored event; a
+        `SessionDeleted` drops its identity's; a `SignalsPruned` drops what its cut-offs remove).
+        Then `tail` (called once the events are exhausted, when it is a callable) gives the
+        sessions, cursors and links to write exactly, the counter, and stream versions every stream
+        keeps at least (so none is ever reused). Raises `StoreNotEmptyError`, writing nothing, when
+        the store holds any history or has allocated a sequence; anything `events` or `tail` raises
+        rolls the whole load back.
         """
         ...
 

@@ -15,7 +15,7 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Final, NoReturn, TypeAlias, TypeVar
 from urllib.parse import unquote, urlsplit
@@ -29,7 +29,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import TransactionStatus
 from psycopg.rows import TupleRow
 
-from sessionwatch.adapters.stores.port import StoredHistory, StoreError
+from sessionwatch.adapters.stores.port import HistoryTail, StoredHistory, StoreError
 from sessionwatch.adapters.stores.postgres_listener import Deliver, PostgresWakeListener
 from sessionwatch.adapters.stores.sql import postgres_schema as sql
 from sessionwatch.adapters.stores.sql import rows as sql_rows
@@ -443,18 +443,12 @@ class PostgresSignalStore:
 
     def load_history(
         self,
-        events: Sequence[tuple[UUID, int, DomainEvent]],
-        model: ReadModel,
-        *,
-        sequence: int,
-        stream_versions: Mapping[UUID, int],
-        last_prune_ms: int | None,
-    ) -> None:
+        events: Iterable[tuple[UUID, int, DomainEvent]],
+        tail: HistoryTail | Callable[[], HistoryTail],
+    ) -> int:
         """Bulk-load an imported history into this empty store in one transaction holding the write lock."""
         with self.write() as tx:
-            tx.load_history(
-                events, model, sequence=sequence, stream_versions=stream_versions, last_prune_ms=last_prune_ms
-            )
+            return tx.load_history(events, tail)
 
     def _scalar(self, statement: str) -> int | None:
         def query(c: Cursor) -> int | None:

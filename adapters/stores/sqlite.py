@@ -13,7 +13,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal, TypeAlias
@@ -23,7 +23,7 @@ from uuid import UUID
 from eventsourcing.persistence import ConnectionPoolClosedError, PersistenceError
 from eventsourcing.sqlite import SQLiteConnection, SQLiteConnectionPool, SQLiteDatastore
 
-from sessionwatch.adapters.stores.port import StoredHistory, StoreError
+from sessionwatch.adapters.stores.port import HistoryTail, StoredHistory, StoreError
 from sessionwatch.adapters.stores.sql import rows as sql_rows
 from sessionwatch.adapters.stores.sql import sqlite_schema as sql
 from sessionwatch.adapters.stores.sql.migrate import migrate
@@ -458,18 +458,12 @@ class SqliteSignalStore:
 
     def load_history(
         self,
-        events: Sequence[tuple[UUID, int, DomainEvent]],
-        model: ReadModel,
-        *,
-        sequence: int,
-        stream_versions: Mapping[UUID, int],
-        last_prune_ms: int | None,
-    ) -> None:
+        events: Iterable[tuple[UUID, int, DomainEvent]],
+        tail: HistoryTail | Callable[[], HistoryTail],
+    ) -> int:
         """Bulk-load an imported history into this empty store in one `BEGIN IMMEDIATE` transaction."""
         with self.write() as tx:
-            tx.load_history(
-                events, model, sequence=sequence, stream_versions=stream_versions, last_prune_ms=last_prune_ms
-            )
+            return tx.load_history(events, tail)
 
     def durability(self) -> Synchronous:
         """The `synchronous` setting a pooled connection actually runs with."""

@@ -27,7 +27,7 @@ from sessionwatch.adapters.history.jsonl import (
     history_lines,
     import_history,
 )
-from sessionwatch.adapters.stores.port import SignalStore, StoreNotEmptyError
+from sessionwatch.adapters.stores.port import HistoryTail, SignalStore, StoreNotEmptyError
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.projections.read_model import ReadModel, fold
 from sessionwatch.testing import FakeClock
@@ -346,7 +346,7 @@ def test_loading_into_a_store_that_holds_history_is_refused_inside_the_transacti
     build_history(source, clock)
     exported = export_text(source.store)
     with pytest.raises(StoreNotEmptyError):
-        source.store.load_history([], ReadModel(), sequence=0, stream_versions={}, last_prune_ms=None)
+        source.store.load_history([], HistoryTail(ReadModel(), 0, {}, None))
     assert export_text(source.store) == exported
 
 

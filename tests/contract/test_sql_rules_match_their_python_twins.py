@@ -28,7 +28,7 @@ from stores import FILE_STORES, reset_schema, reused_postgres_url
 
 from sessionwatch.adapters.stores.archive import JsonlArchive, archived_signals
 from sessionwatch.adapters.stores.mapper import session_stream_id
-from sessionwatch.adapters.stores.port import PruneCounts, SignalStore, SweepCounts
+from sessionwatch.adapters.stores.port import HistoryTail, PruneCounts, SignalStore, SweepCounts
 from sessionwatch.adapters.stores.postgres import PostgresSignalStore
 from sessionwatch.adapters.stores.sqlite import SqliteSignalStore
 from sessionwatch.adapters.stores.urls import parse_url
@@ -267,13 +267,7 @@ class Tables:
             for identity, log in world.signals.items()
             for version, s in enumerate(log, 1)
         ]
-        self.store.load_history(
-            events,
-            world,
-            sequence=top_position(world),
-            stream_versions={},
-            last_prune_ms=None,
-        )
+        self.store.load_history(events, HistoryTail(world, top_position(world), {}, None))
         assert self.store.read_model() == world  # the generated rows are what the tables hold
 
     def stored(self) -> list[DomainEvent]:

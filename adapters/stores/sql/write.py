@@ -7,14 +7,14 @@ signal and session rows (queued, ADR-0017), and the notice rules' SQL (`notices`
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter
 from typing import Any, cast
 from uuid import UUID
 
 from sessionwatch.adapters.stores.archive import JsonlArchive
 from sessionwatch.adapters.stores.mapper import cursor_stream_id, link_stream_id, session_stream_id
-from sessionwatch.adapters.stores.port import PruneCounts, SweepCounts
+from sessionwatch.adapters.stores.port import HistoryTail, PruneCounts, SweepCounts
 from sessionwatch.adapters.stores.sql import load, notices
 from sessionwatch.adapters.stores.sql import prune as sql_prune
 from sessionwatch.adapters.stores.sql import rows as sql_rows
@@ -28,7 +28,6 @@ from sessionwatch.domain.session import SessionEvent, SessionState, SignalRecord
 from sessionwatch.domain.signals import NOTIFYING_KINDS
 from sessionwatch.domain.upstream import LinkEvent, UpstreamLinkState
 from sessionwatch.domain.watch_cursor import CursorEvent, CursorKey, CursorState, MaterialSignalSeen
-from sessionwatch.projections.read_model import ReadModel
 
 
 class SqlWrite:
@@ -316,19 +315,8 @@ class SqlWrite:
 
     def load_history(
         self,
-        events: Sequence[tuple[UUID, int, DomainEvent]],
-        model: ReadModel,
-        *,
-        sequence: int,
-        stream_versions: Mapping[UUID, int],
-        last_prune_ms: int | None,
-    ) -> None:
+        events: Iterable[tuple[UUID, int, DomainEvent]],
+        tail: HistoryTail | Callable[[], HistoryTail],
+    ) -> int:
         """`SignalStore.load_history` inside this transaction (see `load.load_history`)."""
-        load.load_history(
-            self,
-            events,
-            model,
-            sequence=sequence,
-            stream_versions=stream_versions,
-            last_prune_ms=last_prune_ms,
-        )
+        return load.load_history(self, events, tail)
