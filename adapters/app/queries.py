@@ -21,6 +21,7 @@ from sessionwatch.domain.errors import InvalidQuery, UnknownSession
 from sessionwatch.domain.session import SignalRecorded
 from sessionwatch.projections.audit import compare as compare_read_models
 from sessionwatch.projections.audit import replay as replay_history
+from sessionwatch.projections.audit_stream import audit as stream_audit
 from sessionwatch.projections.models import SessionRow, SessionStatus
 from sessionwatch.projections.read_model import ReadModel, fold
 from sessionwatch.projections.status import check_changes_since, clamp_limit, status_as_of
@@ -113,16 +114,22 @@ def audit(core: Core, *, progress: Callable[[int], None] | None = None) -> Audit
     Heads never lowered and at least every retained sequence, watermarks not above heads,
     `L <= N <= M`, no pending notice for a self-caused or log-only signal, no message text.
     `progress(n)` is called every 1,000 events replayed. The store is read, never written, from one
-    snapshot. Python's cyclic garbage collector is paused while it runs (the replay allocates one
-    large acyclic structure), for every thread of the process.
+    snapshot, in bounded memory: the events twice and the stored signals once, a page at a time
+    (`projections.audit_stream`). A history whose retained signals are out of sequence order (no
+    store records them so) is audited whole, with Python's cyclic garbage collector paused.
     """
     started = time.perf_counter()
-    with core.store.snapshot() as snapshot, _collector_paused():
-        history = replay_history(snapshot.replay(), progress=progress)
-        stored = snapshot.read_model(like=history.rebuilt)
-        violations = [*history.violations, *compare_read_models(stored, history.rebuilt)]
-        replayed = history.events_replayed
-        del history, stored  # freed before the collector resumes, so it has nothing left to scan
+    with core.store.snapshot() as snapshot:
+        streamed = stream_audit(snapshot.replay, snapshot.tables(), snapshot.signals(), progress=progress)
+    if streamed is not None:
+        violations, replayed = streamed
+    else:  # retained signals out of sequence order: no store records them so, audit them whole
+        with core.store.snapshot() as snapshot, _collector_paused():
+            history = replay_history(snapshot.replay(), progress=progress)
+            stored = snapshot.read_model(like=history.rebuilt)
+            violations = [*history.violations, *compare_read_models(stored, history.rebuilt)]
+            replayed = history.events_replayed
+            del history, stored  # freed before the collector resumes, so it has nothing left to scan
     return AuditReport(
         ok=not violations,
         violations=tuple(violations),

@@ -297,6 +297,14 @@ class _MemorySnapshot:
     def read_model(self, *, like: ReadModel | None = None) -> ReadModel:  # noqa: ARG002 - no rows to read
         return self._model
 
+    def tables(self) -> ReadModel:
+        return replace(self._model, signals={}, dedupe={})
+
+    def signals(self) -> Iterator[SignalRecorded]:
+        return iter(
+            sorted((s for log in self._model.signals.values() for s in log), key=lambda s: s.sequence)
+        )
+
 
 class MemorySignalStore:
     """The in-memory store: the reference implementation the other stores are checked against."""

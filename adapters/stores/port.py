@@ -63,6 +63,14 @@ class StoreSnapshot(Protocol):
         """The stored read models (sharing `like`'s equal values, as `SignalStore.read_model`)."""
         ...
 
+    def tables(self) -> ReadModel:
+        """The stored sessions, cursors and upstream links, without the signal log and dedupe index."""
+        ...
+
+    def signals(self) -> Iterator[SignalRecorded]:
+        """Every stored signal in ascending sequence, read a page at a time."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class StoredHistory:

@@ -168,6 +168,10 @@ SELECT_SESSION = (
     f"SELECT {SESSION_COLUMNS}, stream_version FROM sw_sessions WHERE session_key = %s AND agent_id = %s"
 )
 SELECT_SESSIONS = f"SELECT {SESSION_COLUMNS} FROM sw_sessions ORDER BY session_key, agent_id"
+SELECT_SIGNALS_AFTER = (
+    f"SELECT {SIGNAL_COLUMNS} FROM sw_signals WHERE sequence > %s ORDER BY sequence LIMIT %s"
+)
+"""A page of the stored signals in ascending sequence (an audit reads them so)."""
 SELECT_BY_DEDUPE = f"SELECT {SIGNAL_COLUMNS} FROM sw_signals WHERE dedupe_key = %s"
 SELECT_STATUS = (
     "SELECT s.session_key, s.agent_id, s.session_id, s.kind, s.spawned_by, s.parent_session_key,"

@@ -217,7 +217,7 @@ def link_params(state: UpstreamLinkState) -> tuple[object, ...]:
     )
 
 
-def read_model(c: Any, sql: ModuleType, *, like: ReadModel | None = None) -> ReadModel:  # noqa: ANN401
+def read_model(c: Any, sql: ModuleType, *, like: ReadModel | None = None, signals: bool = True) -> ReadModel:  # noqa: ANN401
     """Every stored read model, loaded whole through `c` with the store's statements `sql`.
 
     With `like` (a replay, for an audit), a row that equals the row of `like`'s value is read as
@@ -231,15 +231,16 @@ def read_model(c: Any, sql: ModuleType, *, like: ReadModel | None = None) -> Rea
         known = like.sessions.get(SessionIdentity(row[0], row[1]))
         state = _reuse(known, row, lambda s: session_params(s, 0)[:-1], session_state)
         sessions[state.identity] = state
-    c.execute(f"SELECT {sql.SIGNAL_COLUMNS} FROM sw_signals ORDER BY sequence")
-    by_sequence = {s.sequence: s for log in like.signals.values() for s in log}
-    signals: dict[SessionIdentity, list[SignalRecorded]] = {}
-    for row in c.fetchall():
-        known_signal = by_sequence.get(row[0])
-        recorded = (
-            known_signal if known_signal is not None and _same_signal(known_signal, row) else signal(row)
-        )
-        signals.setdefault(SessionIdentity(recorded.session_key, recorded.agent_id), []).append(recorded)
+    logs: dict[SessionIdentity, list[SignalRecorded]] = {}
+    if signals:
+        c.execute(f"SELECT {sql.SIGNAL_COLUMNS} FROM sw_signals ORDER BY sequence")
+        by_sequence = {s.sequence: s for log in like.signals.values() for s in log}
+        for row in c.fetchall():
+            known_signal = by_sequence.get(row[0])
+            recorded = (
+                known_signal if known_signal is not None and _same_signal(known_signal, row) else signal(row)
+            )
+            logs.setdefault(SessionIdentity(recorded.session_key, recorded.agent_id), []).append(recorded)
     c.execute(f"SELECT {sql.CURSOR_COLUMNS} FROM sw_cursors")
     cursors: dict[SessionIdentity, dict[str, CursorState]] = {}
     for row in c.fetchall():
@@ -253,11 +254,11 @@ def read_model(c: Any, sql: ModuleType, *, like: ReadModel | None = None) -> Rea
         links[link.identity] = link
     dedupe = {
         s.dedupe_key: (identity, s.sequence)
-        for identity, log in signals.items()
+        for identity, log in logs.items()
         for s in log
         if s.dedupe_key is not None
     }
-    return ReadModel(sessions, {k: tuple(v) for k, v in signals.items()}, dedupe, cursors, links)
+    return ReadModel(sessions, {k: tuple(v) for k, v in logs.items()}, dedupe, cursors, links)
 
 
 def _reuse(
@@ -343,3 +344,19 @@ class SqlSnapshot:
     def read_model(self, *, like: ReadModel | None = None) -> ReadModel:
         """The stored read models as of the same transaction."""
         return read_model(self._c, self._sql, like=like)
+
+    def tables(self) -> ReadModel:
+        """The stored sessions, cursors and links as of the same transaction (no signal is read)."""
+        return read_model(self._c, self._sql, signals=False)
+
+    def signals(self) -> Iterator[SignalRecorded]:
+        """Every stored signal in ascending sequence, `page_size` at a time."""
+        after = -1
+        while True:
+            self._c.execute(self._sql.SELECT_SIGNALS_AFTER, (after, self._page_size))
+            page = self._c.fetchall()
+            if not page:
+                return
+            for row in page:
+                yield signal(row)
+            after = page[-1][0]

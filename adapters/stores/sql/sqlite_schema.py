@@ -328,6 +328,8 @@ SELECT_STREAM_VERSION = (
     "SELECT MAX(COALESCE((SELECT version FROM sw_streams WHERE stream_id = :s), 0),"
     f" COALESCE((SELECT MAX(originator_version) FROM {EVENTS_TABLE} WHERE originator_id = :s), 0))"
 )
+SELECT_SIGNALS_AFTER = f"SELECT {SIGNAL_COLUMNS} FROM sw_signals WHERE sequence > ? ORDER BY sequence LIMIT ?"
+"""A page of the stored signals in ascending sequence (an audit reads them so)."""
 SELECT_BY_DEDUPE = f"SELECT {SIGNAL_COLUMNS} FROM sw_signals WHERE dedupe_key = ?"
 SELECT_SESSIONS = f"SELECT {SESSION_COLUMNS} FROM sw_sessions ORDER BY session_key, agent_id"
 SELECT_ALL_CURSORS = f"SELECT {CURSOR_COLUMNS} FROM sw_cursors ORDER BY watcher, target_key, target_agent_id"
