@@ -19,7 +19,7 @@ that breaks it, and the caller audits it whole instead.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from sessionwatch.domain.events import DomainEvent
@@ -169,12 +169,14 @@ def audit(
     tables: ReadModel,
     stored_signals: Iterable[SignalRecorded],
     *,
+    stored_dedupe: Mapping[str, tuple[SessionIdentity, int]] | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> tuple[list[Violation], int] | None:
     """The violations and the events replayed, or None when the retained signals are out of order.
 
     `replay` gives the stored events afresh on each call; `tables` is the stored read model
-    without signals (`StoreSnapshot.tables`), `stored_signals` the stored signals ascending.
+    without signals (`StoreSnapshot.tables`), `stored_signals` the stored signals ascending, and
+    `stored_dedupe` the store's dedupe index where it is kept apart from them (else it is theirs).
     """
     history, removals = _first_pass(replay(), progress)
     rebuilt = history.rebuilt
@@ -209,7 +211,8 @@ def audit(
         have = next(stored, None)
     if progress is not None:
         progress(history.events_replayed)
-    found = list(_diff(tables, rebuilt, signal_found, have_side.dedupe, want_side.dedupe))
+    have_dedupe = dict(stored_dedupe) if stored_dedupe is not None else have_side.dedupe
+    found = list(_diff(tables, rebuilt, signal_found, have_dedupe, want_side.dedupe))
     mismatched = bool(found)
     found.extend(have_side.invariants(tables))
     if mismatched:

@@ -120,7 +120,13 @@ def audit(core: Core, *, progress: Callable[[int], None] | None = None) -> Audit
     """
     started = time.perf_counter()
     with core.store.snapshot() as snapshot:
-        streamed = stream_audit(snapshot.replay, snapshot.tables(), snapshot.signals(), progress=progress)
+        streamed = stream_audit(
+            snapshot.replay,
+            snapshot.tables(),
+            snapshot.signals(),
+            stored_dedupe=snapshot.dedupe(),
+            progress=progress,
+        )
     if streamed is not None:
         violations, replayed = streamed
     else:  # retained signals out of sequence order: no store records them so, audit them whole

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from uuid import UUID
@@ -300,10 +300,19 @@ class _MemorySnapshot:
     def tables(self) -> ReadModel:
         return replace(self._model, signals={}, dedupe={})
 
+    def dedupe(self) -> Mapping[str, tuple[SessionIdentity, int]]:
+        return self._model.dedupe
+
     def signals(self) -> Iterator[SignalRecorded]:
-        return iter(
-            sorted((s for log in self._model.signals.values() for s in log), key=lambda s: s.sequence)
-        )
+        """Every signal in ascending sequence, named as the log holding it names it (as a row is)."""
+        placed = [
+            s
+            if s.identity == identity
+            else s.model_copy(update={"session_key": identity.session_key, "agent_id": identity.agent_id})
+            for identity, log in self._model.signals.items()
+            for s in log
+        ]
+        return iter(sorted(placed, key=lambda s: s.sequence))
 
 
 class MemorySignalStore:

@@ -71,6 +71,10 @@ class StoreSnapshot(Protocol):
         """Every stored signal in ascending sequence, read a page at a time."""
         ...
 
+    def dedupe(self) -> Mapping[str, tuple[SessionIdentity, int]] | None:
+        """The dedupe index where the store keeps it apart from its signals, else None (the rows are it)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class StoredHistory:

@@ -349,6 +349,9 @@ class SqlSnapshot:
         """The stored sessions, cursors and links as of the same transaction (no signal is read)."""
         return read_model(self._c, self._sql, signals=False)
 
+    def dedupe(self) -> None:
+        """None: the signal rows' `dedupe_key` column is the index."""
+
     def signals(self) -> Iterator[SignalRecorded]:
         """Every stored signal in ascending sequence, `page_size` at a time."""
         after = -1
