@@ -27,9 +27,12 @@ treats them as existing); the local recording time of a signal is its `occurred_
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import orjson
 from pydantic import ValidationError
@@ -46,7 +49,7 @@ from sessionwatch.domain.session import SessionState, SignalRecorded
 from sessionwatch.domain.signals import PAYLOAD_KEYS, SignalKind, check_payload
 from sessionwatch.domain.watch_cursor import CursorState, watcher_identity
 from sessionwatch.domain.wire import WireModel
-from sessionwatch.projections.read_model import Projection, fold
+from sessionwatch.projections.read_model import SignalFreeProjection
 
 _EVENTS = (
     "SELECT sequence, session_key, agent_id, session_id, kind, actor_type, actor_id, run_id,"
@@ -83,7 +86,6 @@ class OpenclawReport(WireModel):
 class _Reference:
     """The reference tables, read."""
 
-    signals: list[SignalRecorded] = field(default_factory=list)
     heads: list[tuple[str, str, int, int]] = field(default_factory=list)
     cursors: list[tuple[str, str, int, int, int, int]] = field(default_factory=list)
     counter: int = 0
@@ -91,59 +93,82 @@ class _Reference:
     payload_values_dropped: int = 0
 
 
-def import_openclaw(store: SignalStore, path: str | Path, *, now_ms: int) -> OpenclawReport:
+def import_openclaw(
+    store: SignalStore, path: str | Path, *, now_ms: int, progress: Callable[[int], None] | None = None
+) -> OpenclawReport:
     """Carry the reference database at `path` into the empty `store`, in one transaction.
 
     Sequences, heads, prune watermarks and cursor positions are preserved exactly; `now_ms` stamps
-    the checkpoint (the import's local time).
+    the checkpoint (the import's local time). The signal rows are read as they are written, so
+    memory does not grow with them; `progress(n)` is called every 1,000 signals, and at the end.
     """
     if store.last_sequence() or store.stored_event_count():
         raise OpenclawImportError("the store already holds history; import into a new, empty store")
-    reference = _read(Path(path))
+    path = Path(path)
+    reference = _read(path)
     heads_by_key: dict[str, list[str]] = {}
     for key, agent, _, _ in reference.heads:
         heads_by_key.setdefault(key, []).append(agent)
-    signals_only = Projection()
-    versions: dict[SessionIdentity, int] = {}
-    events: list[tuple[Any, int, DomainEvent]] = []
-    for signal in reference.signals:
-        signals_only.apply(signal)
-        identity = signal.identity
-        versions[identity] = versions.get(identity, 0) + 1
-        events.append((session_stream_id(identity), versions[identity], signal))
     cursors, skipped = _cursors(reference, heads_by_key)
-    sessions = _sessions(reference, signals_only, cursors)
-    checkpoint = SignalsPruned(
-        cutoffs=PruneCutoffs(
-            at_ms=now_ms, occurred_before_ms=0, through_sequence=0, cursors_updated_before_ms=0
-        ),
-        sessions=tuple(sorted(sessions.values(), key=lambda s: s.identity)),
-        cursors=tuple(sorted(cursors, key=lambda c: c.key)),
-        links=(),
-    )
-    events.append((STORE_STREAM_ID, 1, checkpoint))
-    highest = max(
-        [reference.counter, *(s.sequence for s in reference.signals), *(h[2] for h in reference.heads)]
-    )
-    stream_versions = {session_stream_id(i): v for i, v in versions.items()} | {STORE_STREAM_ID: 1}
-    try:
-        store.load_history(
-            events,
-            HistoryTail(fold(e for _, _, e in events), highest, stream_versions, now_ms),
+    signals_only = SignalFreeProjection()
+    versions: dict[SessionIdentity, int] = {}
+    carried = _Carried(highest=max([reference.counter, *(h[2] for h in reference.heads)]))
+
+    def events() -> Iterator[tuple[UUID, int, DomainEvent]]:
+        for signal in _signals(path, reference):
+            signals_only.apply(signal)
+            identity = signal.identity
+            versions[identity] = versions.get(identity, 0) + 1
+            carried.signals += 1
+            carried.highest = max(carried.highest, signal.sequence)
+            if progress is not None and carried.signals % 1000 == 0:
+                progress(carried.signals)
+            yield session_stream_id(identity), versions[identity], signal
+        sessions = _sessions(reference, signals_only, cursors)
+        carried.sessions = len(sessions)
+        checkpoint = SignalsPruned(
+            cutoffs=PruneCutoffs(
+                at_ms=now_ms, occurred_before_ms=0, through_sequence=0, cursors_updated_before_ms=0
+            ),
+            sessions=tuple(
+                sorted(_sessions(reference, signals_only, cursors).values(), key=lambda s: s.identity)
+            ),
+            cursors=tuple(sorted(cursors, key=lambda c: c.key)),
+            links=(),
         )
+        signals_only.apply(checkpoint)
+        yield STORE_STREAM_ID, 1, checkpoint
+
+    def tail() -> HistoryTail:
+        stream_versions = {session_stream_id(i): v for i, v in versions.items()} | {STORE_STREAM_ID: 1}
+        return HistoryTail(signals_only.build(), carried.highest, stream_versions, now_ms)
+
+    try:
+        store.load_history(events(), tail)
     except StoreNotEmptyError as exc:
         raise OpenclawImportError(str(exc)) from exc
+    if progress is not None:
+        progress(carried.signals)
     return OpenclawReport(
-        signals=len(reference.signals),
-        sessions=len(sessions),
+        signals=carried.signals,
+        sessions=carried.sessions,
         cursors=len(cursors),
-        sequence=highest,
+        sequence=carried.highest,
         unresolved_cursors=tuple(skipped.unresolved),
         ambiguous_cursors=tuple(skipped.ambiguous),
         self_watch_cursors=tuple(skipped.self_watch),
         payload_keys_dropped=reference.payload_keys_dropped,
         payload_values_dropped=reference.payload_values_dropped,
     )
+
+
+@dataclass
+class _Carried:
+    """What the streamed part of an import counted."""
+
+    highest: int
+    signals: int = 0
+    sessions: int = 0
 
 
 @dataclass
@@ -186,7 +211,7 @@ def _cursors(reference: _Reference, heads_by_key: dict[str, list[str]]) -> tuple
 
 
 def _sessions(
-    reference: _Reference, signals_only: Projection, cursors: list[CursorState]
+    reference: _Reference, signals_only: SignalFreeProjection, cursors: list[CursorState]
 ) -> dict[SessionIdentity, SessionState]:
     """Every head exactly as the reference has it, and every watcher, registered."""
     sessions: dict[SessionIdentity, SessionState] = {}
@@ -213,8 +238,7 @@ def _read(path: Path) -> _Reference:
     try:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as raw:
             reference = _Reference()
-            for row in raw.execute(_EVENTS):
-                reference.signals.append(_signal(row, reference))
+            raw.execute(_EVENTS.replace("ORDER BY sequence", "LIMIT 0"))  # the table is there, readable
             reference.heads = [(k, a, int(h), int(w)) for k, a, h, w in raw.execute(_HEADS)]
             reference.cursors = [
                 (watcher, target, int(last), int(notified), int(material), int(updated))
@@ -222,6 +246,18 @@ def _read(path: Path) -> _Reference:
             ]
             reference.counter = _optional_counter(raw)
             return reference
+    except sqlite3.Error as exc:
+        raise OpenclawImportError(f"cannot read {path} as a reference state database: {exc}") from exc
+
+
+def _signals(path: Path, reference: _Reference) -> Iterator[SignalRecorded]:
+    """The reference's signal rows in sequence order, read as they are consumed."""
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as raw:
+            rows = raw.execute(_EVENTS)
+            while page := rows.fetchmany(1000):
+                for row in page:
+                    yield _signal(row, reference)
     except sqlite3.Error as exc:
         raise OpenclawImportError(f"cannot read {path} as a reference state database: {exc}") from exc
 

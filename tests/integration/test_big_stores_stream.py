@@ -1,4 +1,4 @@
-"""Import, export and audit stream: their peak Python allocation does not grow with the history.
+"""Import, export, audit and import-openclaw stream: peak Python allocation does not grow with size.
 
 Measured with tracemalloc (allocations, not time): each runs on a history of 10,000 and one of
 40,000 signals, and the bigger one may peak at most a little above the smaller (a whole-history
@@ -9,16 +9,19 @@ duplicate check; that is the slack allowed.
 from __future__ import annotations
 
 import io
+import sqlite3
 import tracemalloc
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from reference_gateway import REFERENCE_SCHEMA
 
 import sessionwatch
 from sessionwatch import Actor, Retention, SignalInput
 from sessionwatch.adapters.history.jsonl import export_history, import_history
+from sessionwatch.adapters.history.openclaw import import_openclaw
 from sessionwatch.testing import FakeClock
 
 KEEP_ALL = Retention(days=36_500, max_signals=2**62, prune_interval=timedelta(days=36_500))
@@ -124,3 +127,38 @@ def test_an_audit_and_an_export_stream(histories: dict[int, Path], tmp_path: Pat
             assert sink.getvalue() == path.read_text(encoding="utf-8"), "the same bytes"
     for what, by_size in peaks.items():
         _assert_flat(by_size[SMALL], by_size[BIG], what)
+
+
+def _reference(path: Path, signals: int) -> Path:
+    """A reference-gateway state database of `signals` rows over 8 sessions, with heads."""
+    with sqlite3.connect(path) as raw:
+        raw.executescript(REFERENCE_SCHEMA)
+        raw.executemany(
+            "INSERT INTO session_state_events (sequence, session_key, agent_id, kind, actor_type,"
+            " occurred_at, summary) VALUES (?,?,?,?,?,?,?)",
+            (
+                (n, f"agent:main:subagent:w{n % 8}", "main", "human_direct_message", "human", n * 1000, "hi")
+                for n in range(1, signals + 1)
+            ),
+        )
+        raw.executemany(
+            "INSERT INTO session_state_heads (session_key, agent_id, last_sequence, pruned_max_sequence,"
+            " updated_at) VALUES (?,?,?,0,0)",
+            ((f"agent:main:subagent:w{w}", "main", signals - (signals - w) % 8) for w in range(8)),
+        )
+    return path
+
+
+def test_an_openclaw_import_streams(tmp_path: Path) -> None:
+    peaks = {}
+    for size in (SMALL, BIG):
+        source = _reference(tmp_path / f"reference-{size}.db", size)
+
+        def run(source: Path = source, size: int = size) -> None:
+            url = f"sqlite:///{tmp_path / f'{size}.db'}"
+            with sessionwatch.open(url, retention=KEEP_ALL, sweep_on_open=False) as watch:
+                report = import_openclaw(watch.store, source, now_ms=size * 1000 + 1)
+                assert (report.signals, report.sessions) == (size, 8)
+
+        peaks[size] = _peak(run)
+    _assert_flat(peaks[SMALL], peaks[BIG], "import-openclaw")
