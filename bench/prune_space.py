@@ -9,6 +9,7 @@ store's history imported into a new file).
 from __future__ import annotations
 
 import argparse
+import functools
 import sqlite3
 import sys
 import tempfile
@@ -56,11 +57,12 @@ def main() -> None:
                 watch.record_many(batch_inputs(batch))
         show(f"{args.signals:,} signals", big)
         policy = Retention(days=36_500, max_signals=args.keep)
-        with sessionwatch.open(f"sqlite:///{big}", clock=clock, retention=policy, sweep_on_open=False) as watch:
+        opened = functools.partial(sessionwatch.open, clock=clock, retention=policy, sweep_on_open=False)
+        with opened(f"sqlite:///{big}") as watch:
             removed = watch.prune(force=True).signals_removed
             after = show(f"after pruning {removed:,}", big)
             with (
-                sessionwatch.open(f"sqlite:///{fresh}", clock=clock, retention=policy, sweep_on_open=False) as new,
+                opened(f"sqlite:///{fresh}") as new,
                 closing(history_lines(watch.store)) as lines,
             ):
                 import_history(new.store, lines)
