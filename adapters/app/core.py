@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import inspect
 import logging
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from importlib.util import find_spec
 from typing import Generic, TypeVar
 
 from typing_extensions import TypeIs
@@ -19,6 +21,14 @@ from typing_extensions import TypeIs
 from sessionwatch.adapters.app.group_commit import GroupCommit
 from sessionwatch.adapters.app.runs import ActiveRuns, RunLedger
 from sessionwatch.adapters.app.streaks import MissingStreaks
+from sessionwatch.adapters.app.telemetry import (
+    NO_SPAN,
+    NO_TELEMETRY,
+    Span,
+    Telemetry,
+    is_store_error,
+    store_kind,
+)
 from sessionwatch.adapters.stores.archive import JsonlArchive
 from sessionwatch.adapters.stores.port import SignalStore, StoreError, WriteTransaction
 from sessionwatch.adapters.upstream.monitor import Monitors
@@ -43,11 +53,18 @@ CLOSED = "the store is closed"
 
 @dataclass(frozen=True, slots=True)
 class Done(Generic[R]):
-    """What a committed write answers: its result, the wakes it owes, whether it recorded signals."""
+    """What a committed write answers: its result, the wakes it owes, whether it recorded signals.
+
+    The rest is for telemetry: the kinds of the signals it newly recorded (a duplicate dedupe key
+    answered with the retained signal records none), the notices it opened and acknowledged.
+    """
 
     value: R
     wakes: Sequence[Wake] = ()
     recorded: bool = False  # a prune may be due after a record
+    kinds: tuple[str, ...] = ()
+    opened: int = 0
+    acknowledged: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +77,8 @@ class Work(Generic[T, R]):
 
     run: Callable[[WriteTransaction], T]
     finish: Callable[[T], Done[R]]
+    name: str | None = None
+    """The span the schedulers open around it when telemetry is on (None: no span of its own)."""
 
 
 def done(value: R) -> Done[R]:
@@ -94,6 +113,8 @@ class Core:
     """The upstream monitors started over this store (stopped when it closes)."""
     last_prune_ms: int
     """When this process last saw a prune run (the throttle's start, ADR-0008)."""
+    telemetry: Telemetry = NO_TELEMETRY
+    """Spans and metrics (ADR-0037); the no-op unless OpenTelemetry is installed and set up."""
     closed: bool = False
 
     @classmethod
@@ -113,6 +134,7 @@ class Core:
             upstream_streaks=MissingStreaks(),
             monitors=Monitors(),
             last_prune_ms=store.last_prune_ms() or to_epoch_ms(clock.now()),
+            telemetry=telemetry_for(store),
         )
 
     @property
@@ -137,6 +159,43 @@ class Core:
         return to_epoch_ms(self.clock.now())
 
 
+def telemetry_for(store: object) -> Telemetry:
+    """OpenTelemetry's port when it is installed and the host set a provider up, else the no-op."""
+    if find_spec("opentelemetry") is None:  # not installed: never imported
+        return NO_TELEMETRY
+    from sessionwatch.adapters.app import otel  # noqa: PLC0415 - only with OpenTelemetry installed
+
+    return otel.telemetry(store_kind(store))
+
+
+def observed(telemetry: Telemetry, work: Work[T, R]) -> tuple[Work[T, R], Span]:
+    """`work` in its span (when named), its committed facts counted; the span ends with `finish`.
+
+    The run is the same (writes of a kind still run together); a failed write is the scheduler's
+    to end the span with (`failed`).
+    """
+    span = telemetry.start(work.name) if work.name is not None else NO_SPAN
+
+    def finish(value: T) -> Done[R]:
+        try:
+            result = work.finish(value)
+        except BaseException as exc:
+            span.end(exc)
+            raise
+        telemetry.committed(result.kinds, result.opened, result.acknowledged)
+        span.end()
+        return result
+
+    return Work(work.run, finish, work.name), span
+
+
+def failed(telemetry: Telemetry, span: Span, error: BaseException) -> None:
+    """A write that did not commit: counted by class when the store failed it, its span ended."""
+    if is_store_error(error):
+        telemetry.store_error(error)
+    span.end(error)
+
+
 def wake_reason(target_key: str) -> str:
     """The heartbeat reason for a stale target."""
     return f"session-state:{target_key}"
@@ -156,22 +215,33 @@ def is_async_waker(waker: object) -> TypeIs[AsyncWaker]:
     return inspect.iscoroutinefunction(getattr(waker, "wake", None))
 
 
-def publish(waker: Waker | AsyncWaker | None, wakes: Iterable[Wake]) -> list[str]:
+def publish(
+    waker: Waker | AsyncWaker | None,
+    wakes: Iterable[Wake],
+    telemetry: Telemetry = NO_TELEMETRY,
+    committed: float = 0.0,
+) -> list[str]:
     """Ask a sync waker to wake each watcher once per reason, after the commit; never raises.
 
     Returns the watchers woken (a failing waker is logged and leaves its watcher out). An async
-    waker is the event-loop scheduler's to await; none is ever called here.
+    waker is the event-loop scheduler's to await; none is ever called here. `committed` is the
+    commit's `time.perf_counter()`, for the wake delay `telemetry` measures.
     """
     woken: list[str] = []
     if waker is None or is_async_waker(waker):
         return woken
     for watcher, reason in dict.fromkeys(wakes):
+        asked = time.perf_counter()
         try:
             waker.wake(watcher, reason)
         except Exception as exc:  # noqa: BLE001 - a failing waker never undoes a committed record
             log_wake_failure(watcher, reason, exc)
+            ok = False
         else:
             woken.append(watcher)
+            ok = True
+        if telemetry.on:
+            telemetry.woke(ok=ok, delay_s=asked - committed)
     return woken
 
 

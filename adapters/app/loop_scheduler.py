@@ -16,12 +16,24 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import time
 from collections.abc import Callable, Coroutine, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final, ParamSpec, TypeVar
 
 from sessionwatch.adapters.app import maintenance
-from sessionwatch.adapters.app.core import CLOSED, Core, Done, Wake, Work, log_wake_failure, logger, publish
+from sessionwatch.adapters.app.core import (
+    CLOSED,
+    Core,
+    Done,
+    Wake,
+    Work,
+    failed,
+    log_wake_failure,
+    logger,
+    observed,
+    publish,
+)
 from sessionwatch.adapters.app.together import Outcome
 from sessionwatch.adapters.app.writer import Settled, WriterThread, call_each
 from sessionwatch.adapters.stores.port import StoreError
@@ -51,6 +63,7 @@ class LoopScheduler:
         self._tasks: set[asyncio.Future[Any]] = set()  # wakes and prunes in flight
         self._pruning = False  # a prune check (or prune) started after a record is in flight
         self._recorded = False  # a write of the batch being finished recorded signals
+        self._committed = 0.0  # when the batch being finished committed (with telemetry on)
         self.closed = False
 
     # ------------------------------------------------------------------------------- writes
@@ -68,10 +81,32 @@ class LoopScheduler:
         return await self.run(step) if isinstance(step, Work) else step
 
     def _submit(self, work: Work[Any, Any], *, await_wakes: bool) -> asyncio.Future[Any]:
+        if self._core.telemetry.on:  # the one check telemetry costs when off
+            return self._submit_observed(work, await_wakes)
         self._check_open()
         answer: asyncio.Future[Any] = self._loop.create_future()
         # submitted now: a later cancellation cannot take it back; finished on the loop
         self.writer.submit(work.run, functools.partial(self._finish, work, answer, await_wakes))
+        return answer
+
+    def _submit_observed(self, work: Work[Any, Any], await_wakes: bool) -> asyncio.Future[Any]:
+        """`_submit` in the work's span, its facts counted after the commit (`observed`)."""
+        telemetry = self._core.telemetry
+        counted, span = observed(telemetry, work)
+        try:
+            self._check_open()
+        except StoreError as exc:
+            failed(telemetry, span, exc)
+            raise
+        answer: asyncio.Future[Any] = self._loop.create_future()
+
+        def finish(outcome: Outcome) -> None:
+            ok, value = outcome
+            if not ok:
+                failed(telemetry, span, value)
+            self._finish(counted, answer, await_wakes, outcome)
+
+        self.writer.submit(counted.run, finish)
         return answer
 
     def _deliver(self, settled: Settled) -> None:
@@ -80,6 +115,8 @@ class LoopScheduler:
 
     def _finish_batch(self, settled: Settled) -> None:
         """On the loop: each write's outcome, then one prune check for the batch if it recorded."""
+        if self._core.telemetry.on:
+            self._committed = time.perf_counter()  # the wake delay counts from here
         call_each(settled)
         if self._recorded:
             self._recorded = False
@@ -156,20 +193,29 @@ class LoopScheduler:
             done: asyncio.Future[list[str]] = self._loop.create_future()
             done.set_result([])
             return done
+        telemetry, committed = self._core.telemetry, self._committed
         if self._async_waker:
-            return self._loop.create_task(self._publish_async(wakes))
-        return asyncio.wrap_future(self._wakes.submit(publish, waker, wakes), loop=self._loop)
+            return self._loop.create_task(self._publish_async(wakes, committed))
+        return asyncio.wrap_future(
+            self._wakes.submit(publish, waker, wakes, telemetry, committed), loop=self._loop
+        )
 
-    async def _publish_async(self, wakes: list[Wake]) -> list[str]:
+    async def _publish_async(self, wakes: list[Wake], committed: float) -> list[str]:
         woken: list[str] = []
         wake: Callable[[str, str], Coroutine[Any, Any, None]] = self._core.waker.wake  # type: ignore[union-attr,assignment]
+        telemetry = self._core.telemetry
         for watcher, reason in dict.fromkeys(wakes):
+            asked = time.perf_counter()
             try:
                 await wake(watcher, reason)
             except Exception as exc:  # noqa: BLE001 - a failing waker never undoes a committed record
                 log_wake_failure(watcher, reason, exc)
+                ok = False
             else:
                 woken.append(watcher)
+                ok = True
+            if telemetry.on:
+                telemetry.woke(ok=ok, delay_s=asked - committed)
         return woken
 
     async def idle(self) -> None:

@@ -22,6 +22,7 @@ def sweep(core: Core) -> Work[SweepCounts, SweepCounts]:
     return Work(
         lambda tx: tx.sweep(at_ms),
         lambda counts: Done(counts, wakes_of(counts.republished)),
+        "sessionwatch.sweep",
     )
 
 
@@ -86,4 +87,4 @@ def _prune_at(core: Core, now_ms: int) -> Work[PruneCounts, PruneReport]:
             )
         )
 
-    return Work(lambda tx: tx.prune(now_ms, core.retention, core.archive), finish)
+    return Work(lambda tx: tx.prune(now_ms, core.retention, core.archive), finish, "sessionwatch.prune")

@@ -101,14 +101,19 @@ def drain(core: Core, watcher_key: object) -> Work[tuple[list[CursorState], list
 
     def finish(outcome: tuple[list[CursorState], list[CursorState]]) -> Done[list[Notice]]:
         pending, follow_ups = outcome
-        return Done([Notice.from_state(c) for c in pending], wakes_of(follow_ups))
+        return Done(
+            [Notice.from_state(c) for c in pending],
+            wakes_of(follow_ups),
+            opened=len(follow_ups),
+            acknowledged=len(pending),
+        )
 
-    return Work(run, finish)
+    return Work(run, finish, "sessionwatch.drain")
 
 
 def acknowledge(
     core: Core, watcher_key: object, targets: Iterable[str | Notice]
-) -> Work[list[CursorState], None]:
+) -> Work[tuple[int, list[CursorState]], None]:
     """Two-phase alternative to `drain`: acknowledge the notices read with `pending_notices`.
 
     A `Notice` names its target exactly; a key names every target with that key.
@@ -122,15 +127,19 @@ def acknowledge(
     exact = {(t.target, t.target_agent_id) for t in chosen_targets if isinstance(t, Notice)}
     by_key = {query_key(t, "targets") for t in chosen_targets if isinstance(t, str)}
 
-    def run(tx: WriteTransaction) -> list[CursorState]:
+    def run(tx: WriteTransaction) -> tuple[int, list[CursorState]]:
         chosen = [
             c
             for c in tx.cursors_of(watcher, pending_only=True)
             if (c.target_key, c.target_agent_id) in exact or c.target_key in by_key
         ]
-        return acknowledge_in(tx, chosen, core.now_ms())
+        return len(chosen), acknowledge_in(tx, chosen, core.now_ms())
 
-    return Work(run, lambda follow_ups: Done(None, wakes_of(follow_ups)))
+    def finish(outcome: tuple[int, list[CursorState]]) -> Done[None]:
+        acknowledged, follow_ups = outcome
+        return Done(None, wakes_of(follow_ups), opened=len(follow_ups), acknowledged=acknowledged)
+
+    return Work(run, finish, "sessionwatch.acknowledge")
 
 
 def acknowledge_in(tx: WriteTransaction, cursors: Sequence[CursorState], at_ms: int) -> list[CursorState]:

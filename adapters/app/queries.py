@@ -19,6 +19,7 @@ from sessionwatch.adapters.app.reports import AuditReport
 from sessionwatch.adapters.stores.archive import archived_signals
 from sessionwatch.domain.errors import InvalidQuery, UnknownSession
 from sessionwatch.domain.session import SignalRecorded
+from sessionwatch.projections.audit import Violation
 from sessionwatch.projections.audit import compare as compare_read_models
 from sessionwatch.projections.audit import replay as replay_history
 from sessionwatch.projections.audit_stream import audit as stream_audit
@@ -37,6 +38,8 @@ def session_status(
     status = core.store.status(identity, since, page)
     if status is None:
         raise UnknownSession(key)
+    if core.telemetry.on and status.state_changes is not None and status.state_changes.history_gap:
+        core.telemetry.history_gap()
     return status
 
 
@@ -119,6 +122,18 @@ def audit(core: Core, *, progress: Callable[[int], None] | None = None) -> Audit
     store records them so) is audited whole, with Python's cyclic garbage collector paused.
     """
     started = time.perf_counter()
+    with core.telemetry.span("sessionwatch.audit"):
+        violations, replayed = _audited(core, progress)
+    return AuditReport(
+        ok=not violations,
+        violations=tuple(violations),
+        events_replayed=replayed,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _audited(core: Core, progress: Callable[[int], None] | None) -> tuple[list[Violation], int]:
+    """The audit's violations and the number of events replayed (see `audit`)."""
     with core.store.snapshot() as snapshot:
         streamed = stream_audit(
             snapshot.replay,
@@ -129,19 +144,15 @@ def audit(core: Core, *, progress: Callable[[int], None] | None = None) -> Audit
         )
     if streamed is not None:
         violations, replayed = streamed
-    else:  # retained signals out of sequence order: no store records them so, audit them whole
-        with core.store.snapshot() as snapshot, _collector_paused():
-            history = replay_history(snapshot.replay(), progress=progress)
-            stored = snapshot.read_model(like=history.rebuilt)
-            violations = [*history.violations, *compare_read_models(stored, history.rebuilt)]
-            replayed = history.events_replayed
-            del history, stored  # freed before the collector resumes, so it has nothing left to scan
-    return AuditReport(
-        ok=not violations,
-        violations=tuple(violations),
-        events_replayed=replayed,
-        seconds=time.perf_counter() - started,
-    )
+        return list(violations), replayed
+    # retained signals out of sequence order: no store records them so, audit them whole
+    with core.store.snapshot() as snapshot, _collector_paused():
+        history = replay_history(snapshot.replay(), progress=progress)
+        stored = snapshot.read_model(like=history.rebuilt)
+        violations = [*history.violations, *compare_read_models(stored, history.rebuilt)]
+        replayed = history.events_replayed
+        del history, stored  # freed before the collector resumes, so it has nothing left to scan
+    return violations, replayed
 
 
 @contextmanager

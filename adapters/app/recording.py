@@ -37,8 +37,12 @@ from sessionwatch.projections.models import Signal
 
 R = TypeVar("R")
 
-Recorded = tuple[SignalRecorded, list[MaterialSignalSeen]]
-"""A signal recorded in a transaction (or the retained one its dedupe key names) and the notices it opened."""
+RECORD = "sessionwatch.record"
+"""The span of every write that records one signal (the strict `record` and the producers)."""
+
+Recorded = tuple[SignalRecorded, list[MaterialSignalSeen], bool]
+"""A signal recorded in a transaction (or the retained one its dedupe key names), the notices it
+opened, and whether it was recorded now (False for the retained one)."""
 
 
 class SignalInput(BaseModel):
@@ -89,7 +93,7 @@ def record_in(tx: WriteTransaction, draft: SignalDraft, *, spawn_edge: bool = Fa
     if draft.dedupe_key is not None:
         existing = tx.signal_by_dedupe(draft.dedupe_key)
         if existing is not None:
-            return existing, []
+            return existing, [], False
     if spawn_edge:
         draft = session.with_spawn_edge_watcher(draft, tx.session(draft.identity))
     command = draft.at(tx.next_sequence())
@@ -99,12 +103,14 @@ def record_in(tx: WriteTransaction, draft: SignalDraft, *, spawn_edge: bool = Fa
     facts = tx.append(draft.identity, events)
     recorded = events[-1]
     assert isinstance(recorded, SignalRecorded)  # noqa: S101 - decide(RecordSignal) yields one
-    return recorded, facts
+    return recorded, facts, True
 
 
-def record_batch(
-    tx: WriteTransaction, drafts: Sequence[SignalDraft]
-) -> tuple[list[SignalRecorded], list[MaterialSignalSeen]]:
+Batch = tuple[list[SignalRecorded], list[MaterialSignalSeen], list[SignalRecorded]]
+"""What a batch answers (a signal per draft), the notices it opened, and the signals it recorded now."""
+
+
+def record_batch(tx: WriteTransaction, drafts: Sequence[SignalDraft]) -> Batch:
     """Record the drafts in order, together: sequences in turn, `decide` per session, one append.
 
     A draft whose dedupe key is already retained, or was recorded earlier in the batch, records
@@ -136,8 +142,9 @@ def record_batch(
         if len(events) != len(commands):  # the counter is above every head: cannot happen
             raise AssertionError("a freshly allocated sequence was not above the head")
         fresh.update(zip(indexes, events, strict=True))
-    facts = tx.append_signals([fresh[index] for index in sorted(fresh)])
-    return [fresh[answer] if isinstance(answer, int) else answer for answer in answers], facts
+    appended = [fresh[index] for index in sorted(fresh)]
+    facts = tx.append_signals(appended)
+    return [fresh[answer] if isinstance(answer, int) else answer for answer in answers], facts, appended
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,23 +164,35 @@ class RecordOne:
     @staticmethod
     def together(tx: WriteTransaction, writes: Sequence[RecordOne]) -> list[Recorded]:
         """The writes recorded as one batch, each answered as if alone."""
-        recorded, facts = record_batch(tx, [write.draft for write in writes])
+        recorded, facts, appended = record_batch(tx, [write.draft for write in writes])
         opened: dict[int, list[MaterialSignalSeen]] = {}
         for fact in facts:  # a notice opens at its signal: the write that recorded that sequence
             opened.setdefault(fact.sequence, []).append(fact)
-        return [(event, opened.pop(event.sequence, [])) for event in recorded]
+        fresh = {id(event) for event in appended}  # a duplicate answers with another write's signal
+        answers: list[Recorded] = []
+        for event in recorded:
+            now = id(event) in fresh
+            fresh.discard(id(event))  # the first write of a dedupe key recorded it, the others did not
+            answers.append((event, opened.pop(event.sequence, []), now))
+        return answers
 
 
 def _signal(recorded: Recorded) -> Done[Signal]:
-    event, facts = recorded
-    return Done(Signal.from_event(event), wakes_of(facts), recorded=True)
+    event, facts, now = recorded
+    return Done(
+        Signal.from_event(event),
+        wakes_of(facts),
+        recorded=True,
+        kinds=(event.kind,) if now else (),
+        opened=len(facts),
+    )
 
 
 def record(draft: SignalDraft, *, spawn_edge: bool = False) -> Work[Recorded, Signal]:
     """One checked signal with its reactions (the strict `record`: no gate, no actor filter)."""
     if spawn_edge:
-        return Work(lambda tx: record_in(tx, draft, spawn_edge=True), _signal)
-    return Work(RecordOne(draft), _signal)
+        return Work(lambda tx: record_in(tx, draft, spawn_edge=True), _signal, RECORD)
+    return Work(RecordOne(draft), _signal, RECORD)
 
 
 # ---------------------------------------------------------------------------------- strict API
@@ -234,11 +253,17 @@ def record_many(core: Core, inputs: Iterable[SignalInput]) -> Work[Any, list[Sig
     if not drafts:
         return []
 
-    def finish(batch: tuple[list[SignalRecorded], list[MaterialSignalSeen]]) -> Done[list[Signal]]:
-        recorded, facts = batch
-        return Done(Signal.from_events(recorded), wakes_of(facts), recorded=True)
+    def finish(batch: Batch) -> Done[list[Signal]]:
+        recorded, facts, appended = batch
+        return Done(
+            Signal.from_events(recorded),
+            wakes_of(facts),
+            recorded=True,
+            kinds=tuple(event.kind for event in appended),
+            opened=len(facts),
+        )
 
-    return Work(lambda tx: record_batch(tx, drafts), finish)
+    return Work(lambda tx: record_batch(tx, drafts), finish, "sessionwatch.record_many")
 
 
 # ----------------------------------------------------------------------------------- producers
@@ -318,14 +343,19 @@ def human_message(
             who.actor_type, tx.session(identity), watched=lambda: tx.has_cursor_on(identity)
         ):
             return None, [], False  # write-free for ordinary unwatched turns
-        event, facts = record_in(tx, turn, spawn_edge=True)
-        return event, facts, True
+        return record_in(tx, turn, spawn_edge=True)
 
     def finish(outcome: tuple[SignalRecorded | None, list[MaterialSignalSeen], bool]) -> Done[Signal | None]:
         event, facts, recorded = outcome
-        return Done(Signal.from_event(event) if event is not None else None, wakes_of(facts), recorded)
+        return Done(
+            Signal.from_event(event) if event is not None else None,
+            wakes_of(facts),
+            recorded,
+            kinds=(event.kind,) if recorded and event is not None else (),
+            opened=len(facts),
+        )
 
-    return Work(run, finish)
+    return Work(run, finish, RECORD)
 
 
 def goal_changed(
@@ -369,7 +399,7 @@ def spawn(
     def run(tx: WriteTransaction) -> Recorded:
         existing = tx.signal_by_dedupe(f"child-spawned:{run_id}")
         if existing is not None:
-            return existing, []
+            return existing, [], False
         identity = spawned.identity
         upsert = UpsertSession(
             session_key=identity.session_key, agent_id=identity.agent_id, spawned_by=requester
@@ -379,7 +409,7 @@ def spawn(
             tx.append(identity, events)
         return record_in(tx, spawned)
 
-    return Work(run, _signal)
+    return Work(run, _signal, RECORD)
 
 
 def run_terminal(

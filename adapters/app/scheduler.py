@@ -7,10 +7,11 @@ record, a prune runs if one is due (a failure of that prune never fails the reco
 
 from __future__ import annotations
 
+import time
 from typing import Any, TypeVar
 
 from sessionwatch.adapters.app import maintenance
-from sessionwatch.adapters.app.core import Core, Done, Work, logger, publish
+from sessionwatch.adapters.app.core import Core, Done, Work, failed, logger, observed, publish
 
 R = TypeVar("R")
 
@@ -32,9 +33,29 @@ class CallerScheduler:
     def run_woken(self, work: Work[Any, R]) -> tuple[R, list[str]]:
         """`run`, and the watchers its wakes reached; `StoreError` before anything runs once closed."""
         core = self._core
+        if core.telemetry.on:  # the one check telemetry costs when off
+            return self._run_observed(work)
         core.check_open()
         result: Done[R] = work.finish(core.writes.run(work.run))
         woken = publish(core.waker, result.wakes) if result.wakes else []
+        if result.recorded:
+            self._prune_if_due()
+        return result.value, woken
+
+    def _run_observed(self, work: Work[Any, R]) -> tuple[R, list[str]]:
+        """`run_woken` in the work's span, its facts counted after the commit, its wakes timed."""
+        core = self._core
+        telemetry = core.telemetry
+        counted, span = observed(telemetry, work)
+        try:
+            core.check_open()
+            value = core.writes.run(counted.run)
+        except BaseException as exc:
+            failed(telemetry, span, exc)
+            raise
+        committed = time.perf_counter()
+        result: Done[R] = counted.finish(value)
+        woken = publish(core.waker, result.wakes, telemetry, committed) if result.wakes else []
         if result.recorded:
             self._prune_if_due()
         return result.value, woken

@@ -48,6 +48,9 @@ from sessionwatch.projections.models import Signal, UpstreamLink
 Outcome = Literal["recorded", "advanced", "missing", "aborted"]
 """What a written verdict did: `aborted` when the link or the session changed during the scan."""
 
+Applied = tuple[Outcome, SignalRecorded | None, list[MaterialSignalSeen], bool]
+"""A verdict applied: its outcome, the signal, the notices it opened, whether it was recorded now."""
+
 Verdict = RecordActivity | AdvanceOnly | RecordMissing
 """A monitor verdict that writes."""
 
@@ -65,7 +68,7 @@ def link_upstream(
     upstream_ref: object,
     marker: object,
     agent_id: object = None,
-) -> Work[UpstreamLinkState | None, UpstreamLink]:
+) -> Work[tuple[UpstreamLinkState | None, tuple[str, ...]], UpstreamLink]:
     """Link an adopted session to its upstream; the session is registered if new.
 
     Linking the same source again keeps the current marker; another source starts from `marker`.
@@ -95,18 +98,21 @@ def link_upstream(
         **fields, source=source, marker=check_json(marker, "marker"), at_ms=to_epoch_ms(now)
     )
 
-    def run(tx: WriteTransaction) -> UpstreamLinkState | None:
+    def run(tx: WriteTransaction) -> tuple[UpstreamLinkState | None, tuple[str, ...]]:
         before = tx.upstream_link(identity)
         apply(tx, identity, UpsertSession(**fields))
         tx.append_link(identity, upstream.decide(command, before))
+        kinds: tuple[str, ...] = ()
         if before is None or not before.active:
-            record_in(tx, adopted)
-        return tx.upstream_link(identity)
+            event, _, now = record_in(tx, adopted)
+            kinds = (event.kind,) if now else ()
+        return tx.upstream_link(identity), kinds
 
-    def finish(after: UpstreamLinkState | None) -> Done[UpstreamLink]:
+    def finish(outcome: tuple[UpstreamLinkState | None, tuple[str, ...]]) -> Done[UpstreamLink]:
+        after, kinds = outcome
         if after is None:  # decide(LinkUpstream) always links
             raise AssertionError("a link command left no link")
-        return Done(UpstreamLink.from_state(after))
+        return Done(UpstreamLink.from_state(after), kinds=kinds)
 
     return Work(run, finish)
 
@@ -141,7 +147,7 @@ def upstream_link(core: Core, key: object, *, agent_id: object = None) -> Upstre
 
 def apply_verdict(
     core: Core, link: UpstreamLinkState, verdict: Verdict, *, session: SessionState
-) -> Work[tuple[Outcome, SignalRecorded | None, list[MaterialSignalSeen]], tuple[Outcome, Signal | None]]:
+) -> Work[Applied, tuple[Outcome, Signal | None]]:
     """One monitor verdict in one transaction.
 
     Nothing is written when the link or the session changed since the scan read them
@@ -166,26 +172,31 @@ def apply_verdict(
         )
     seen = (session.known, session.session_id)
 
-    def run(tx: WriteTransaction) -> tuple[Outcome, SignalRecorded | None, list[MaterialSignalSeen]]:
+    def run(tx: WriteTransaction) -> Applied:
         state = tx.session(identity)
         if tx.upstream_link(identity) != link or (state.known, state.session_id) != seen:
-            return "aborted", None, []
+            return "aborted", None, [], False
         recorded: SignalRecorded | None = None
+        now = False
         facts: list[MaterialSignalSeen] = []
         human = isinstance(verdict, RecordActivity)
         if signal is not None and (not human or _records(state, lambda: tx.has_cursor_on(identity))):
-            recorded, facts = record_in(tx, signal, spawn_edge=True)
+            recorded, facts, now = record_in(tx, signal, spawn_edge=True)
         tx.append_link(identity, upstream.decide(plan.link_command, link))
         if isinstance(verdict, RecordMissing):
-            return "missing", recorded, facts
-        return ("recorded" if recorded is not None else "advanced"), recorded, facts
+            return "missing", recorded, facts, now
+        return ("recorded" if recorded is not None else "advanced"), recorded, facts, now
 
-    def finish(
-        outcome: tuple[Outcome, SignalRecorded | None, list[MaterialSignalSeen]],
-    ) -> Done[tuple[Outcome, Signal | None]]:
-        kind, recorded, facts = outcome
+    def finish(outcome: Applied) -> Done[tuple[Outcome, Signal | None]]:
+        kind, recorded, facts, now = outcome
         answer = (kind, Signal.from_event(recorded) if recorded is not None else None)
-        return Done(answer, wakes_of(facts), recorded=kind != "aborted")
+        return Done(
+            answer,
+            wakes_of(facts),
+            recorded=kind != "aborted",
+            kinds=(recorded.kind,) if now and recorded is not None else (),
+            opened=len(facts),
+        )
 
     return Work(run, finish)
 
@@ -380,7 +391,8 @@ def tick(
 ) -> TickReport:
     """One monitor pass; `providers` maps a catalog id to its provider."""
     core.check_open()
-    return UpstreamPass(core, scheduler, dict(providers), transcripts, gate or PublishGate()).run()
+    with core.telemetry.span("sessionwatch.upstream_tick"):
+        return UpstreamPass(core, scheduler, dict(providers), transcripts, gate or PublishGate()).run()
 
 
 def monitor_timing(interval: object, initial_delay: object) -> tuple[float, float]:
