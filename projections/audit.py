@@ -219,28 +219,34 @@ def _diff_mapping(
 # -------------------------------------------------------------------------------- the invariants
 
 
+def head_violations(identity: SessionIdentity, state: SessionState, newest: int) -> list[Violation]:
+    """A session's head below its newest retained sequence, or its watermark above its head."""
+    found: list[Violation] = []
+    if state.head < newest:
+        found.append(
+            Violation(
+                kind="head_below_signal",
+                detail=f"{_name(identity)}: head {state.head} < retained sequence {newest}",
+                session_keys=(identity.session_key,),
+            )
+        )
+    if state.pruned_through > state.head:
+        found.append(
+            Violation(
+                kind="watermark_above_head",
+                detail=f"{_name(identity)}: watermark {state.pruned_through} > head {state.head}",
+                session_keys=(identity.session_key,),
+            )
+        )
+    return found
+
+
 def check_invariants(model: ReadModel) -> list[Violation]:
     """The audit's invariants on one read model."""
     found: list[Violation] = []
     for identity, state in model.sessions.items():
         log = model.signals.get(identity, ())
-        newest = log[-1].sequence if log else 0
-        if state.head < newest:
-            found.append(
-                Violation(
-                    kind="head_below_signal",
-                    detail=f"{_name(identity)}: head {state.head} < retained sequence {newest}",
-                    session_keys=(identity.session_key,),
-                )
-            )
-        if state.pruned_through > state.head:
-            found.append(
-                Violation(
-                    kind="watermark_above_head",
-                    detail=f"{_name(identity)}: watermark {state.pruned_through} > head {state.head}",
-                    session_keys=(identity.session_key,),
-                )
-            )
+        found.extend(head_violations(identity, state, log[-1].sequence if log else 0))
     for log in model.signals.values():
         for signal in log:
             summary = signal.summary

@@ -36,6 +36,7 @@ from sessionwatch.projections.audit import (
     _diff_mapping,
     _message_text,
     _name,
+    head_violations,
 )
 from sessionwatch.projections.read_model import ReadModel, SignalFreeProjection
 
@@ -93,23 +94,7 @@ class _Side:
         """`audit.check_invariants` of `model` with this side's signals."""
         found: list[Violation] = []
         for identity, state in model.sessions.items():
-            newest = self.newest.get(identity, 0)
-            if state.head < newest:
-                found.append(
-                    Violation(
-                        kind="head_below_signal",
-                        detail=f"{_name(identity)}: head {state.head} < retained sequence {newest}",
-                        session_keys=(identity.session_key,),
-                    )
-                )
-            if state.pruned_through > state.head:
-                found.append(
-                    Violation(
-                        kind="watermark_above_head",
-                        detail=f"{_name(identity)}: watermark {state.pruned_through} > head {state.head}",
-                        session_keys=(identity.session_key,),
-                    )
-                )
+            found.extend(head_violations(identity, state, self.newest.get(identity, 0)))
         found.extend(self.texts)
         for cursor in model.all_cursors():
             pointed = self.found.get((cursor.key.target, cursor.notified))
