@@ -412,8 +412,7 @@ class _Reader:
                         or h.sequence <= cutoffs.through_sequence
                     )
                 }
-            case _:
-                pass
+            # any other event leaves the dedupe keys and the checkpoint as they are
 
 
 def _check_model(model: ReadModel, header: _Header) -> None:
