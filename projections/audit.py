@@ -145,10 +145,7 @@ def _name(identity: SessionIdentity) -> str:
 
 def _diff(stored: ReadModel, rebuilt: ReadModel) -> Iterator[Violation]:
     """Every difference between the stored and the replayed read models (equal parts are skipped whole)."""
-    if stored.sessions != rebuilt.sessions:
-        yield from _diff_mapping(
-            "session", stored.sessions, rebuilt.sessions, _name, lambda i: (i.session_key,)
-        )
+    yield from diff_sessions(stored, rebuilt)
     for identity in stored.signals.keys() | rebuilt.signals.keys():
         have_log, want_log = stored.signals.get(identity, ()), rebuilt.signals.get(identity, ())
         if have_log == want_log:
@@ -160,13 +157,34 @@ def _diff(stored: ReadModel, rebuilt: ReadModel) -> Iterator[Violation]:
             lambda sequence, i=identity: f"{_name(i)} sequence {sequence}",  # type: ignore[misc]
             lambda _sequence, i=identity: (i.session_key,),  # type: ignore[misc]
         )
-    if stored.dedupe != rebuilt.dedupe:
-        for key in sorted(stored.dedupe.keys() | rebuilt.dedupe.keys()):
-            have_ref, want_ref = stored.dedupe.get(key), rebuilt.dedupe.get(key)
-            if have_ref != want_ref:
-                keys = tuple(sorted({ref[0].session_key for ref in (have_ref, want_ref) if ref is not None}))
-                detail = f"{key!r}: {have_ref} (replay {want_ref})"
-                yield Violation(kind="dedupe_mismatch", detail=detail, session_keys=keys)
+    yield from diff_dedupe(stored.dedupe, rebuilt.dedupe)
+    yield from diff_cursors_and_links(stored, rebuilt)
+
+
+def diff_sessions(stored: ReadModel, rebuilt: ReadModel) -> Iterator[Violation]:
+    """The session rows that differ between the stored and the replayed read models."""
+    if stored.sessions != rebuilt.sessions:
+        yield from _diff_mapping(
+            "session", stored.sessions, rebuilt.sessions, _name, lambda i: (i.session_key,)
+        )
+
+
+def diff_dedupe(
+    have: Mapping[str, tuple[SessionIdentity, int]], want: Mapping[str, tuple[SessionIdentity, int]]
+) -> Iterator[Violation]:
+    """The dedupe keys whose stored signal differs from the replayed one (or is missing on a side)."""
+    if have == want:
+        return
+    for key in sorted(have.keys() | want.keys()):
+        have_ref, want_ref = have.get(key), want.get(key)
+        if have_ref != want_ref:
+            keys = tuple(sorted({ref[0].session_key for ref in (have_ref, want_ref) if ref is not None}))
+            detail = f"{key!r}: {have_ref} (replay {want_ref})"
+            yield Violation(kind="dedupe_mismatch", detail=detail, session_keys=keys)
+
+
+def diff_cursors_and_links(stored: ReadModel, rebuilt: ReadModel) -> Iterator[Violation]:
+    """The cursor and upstream-link rows that differ between the stored and the replayed read models."""
     if stored.cursors != rebuilt.cursors:
         yield from _diff_mapping(
             "cursor",

@@ -36,6 +36,9 @@ from sessionwatch.projections.audit import (
     _diff_mapping,
     _message_text,
     _name,
+    diff_cursors_and_links,
+    diff_dedupe,
+    diff_sessions,
     head_violations,
 )
 from sessionwatch.projections.read_model import ReadModel, SignalFreeProjection
@@ -210,25 +213,7 @@ def _diff(
     stored: ReadModel, rebuilt: ReadModel, signals: list[Violation], have: Dedupe, want: Dedupe
 ) -> Iterator[Violation]:
     """`audit._diff` with the signal differences already found and both dedupe indexes gathered."""
-    if stored.sessions != rebuilt.sessions:
-        yield from _diff_mapping(
-            "session", stored.sessions, rebuilt.sessions, _name, lambda i: (i.session_key,)
-        )
+    yield from diff_sessions(stored, rebuilt)
     yield from signals
-    if have != want:
-        for key in sorted(have.keys() | want.keys()):
-            have_ref, want_ref = have.get(key), want.get(key)
-            if have_ref != want_ref:
-                keys = tuple(sorted({ref[0].session_key for ref in (have_ref, want_ref) if ref is not None}))
-                detail = f"{key!r}: {have_ref} (replay {want_ref})"
-                yield Violation(kind="dedupe_mismatch", detail=detail, session_keys=keys)
-    if stored.cursors != rebuilt.cursors:
-        yield from _diff_mapping(
-            "cursor",
-            {c.key: c for c in stored.all_cursors()},
-            {c.key: c for c in rebuilt.all_cursors()},
-            lambda k: f"{k.watcher} on {_name(k.target)}",
-            lambda k: (k.watcher, k.target_key),
-        )
-    if stored.links != rebuilt.links:
-        yield from _diff_mapping("link", stored.links, rebuilt.links, _name, lambda i: (i.session_key,))
+    yield from diff_dedupe(have, want)
+    yield from diff_cursors_and_links(stored, rebuilt)
