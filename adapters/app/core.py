@@ -232,17 +232,31 @@ def publish(
         return woken
     for watcher, reason in dict.fromkeys(wakes):
         asked = time.perf_counter()
+        error: Exception | None = None
         try:
             waker.wake(watcher, reason)
         except Exception as exc:  # noqa: BLE001 - a failing waker never undoes a committed record
-            log_wake_failure(watcher, reason, exc)
-            ok = False
-        else:
-            woken.append(watcher)
-            ok = True
-        if telemetry.on:
-            telemetry.woke(ok=ok, delay_s=asked - committed)
+            error = exc
+        wake_done(woken, watcher, reason, error, telemetry=telemetry, delay_s=asked - committed)
     return woken
+
+
+def wake_done(
+    woken: list[str],
+    watcher: str,
+    reason: str,
+    error: Exception | None,
+    *,
+    telemetry: Telemetry,
+    delay_s: float,
+) -> None:
+    """After one wake, either scheduler's: the watcher noted as woken, or the failure logged; then counted."""
+    if error is None:
+        woken.append(watcher)
+    else:
+        log_wake_failure(watcher, reason, error)
+    if telemetry.on:
+        telemetry.woke(ok=error is None, delay_s=delay_s)
 
 
 def log_wake_failure(watcher: str, reason: str, exc: BaseException) -> None:

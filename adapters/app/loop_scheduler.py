@@ -29,10 +29,10 @@ from sessionwatch.adapters.app.core import (
     Wake,
     Work,
     failed,
-    log_wake_failure,
     logger,
     observed,
     publish,
+    wake_done,
 )
 from sessionwatch.adapters.app.together import Outcome
 from sessionwatch.adapters.app.writer import Settled, WriterThread, call_each
@@ -206,16 +206,12 @@ class LoopScheduler:
         telemetry = self._core.telemetry
         for watcher, reason in dict.fromkeys(wakes):
             asked = time.perf_counter()
+            error: Exception | None = None
             try:
                 await wake(watcher, reason)
             except Exception as exc:  # noqa: BLE001 - a failing waker never undoes a committed record
-                log_wake_failure(watcher, reason, exc)
-                ok = False
-            else:
-                woken.append(watcher)
-                ok = True
-            if telemetry.on:
-                telemetry.woke(ok=ok, delay_s=asked - committed)
+                error = exc
+            wake_done(woken, watcher, reason, error, telemetry=telemetry, delay_s=asked - committed)
         return woken
 
     async def idle(self) -> None:
