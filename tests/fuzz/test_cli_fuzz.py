@@ -15,10 +15,10 @@ import os
 import sqlite3
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_runs import Outcome
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_gateway import REFERENCE_SCHEMA
@@ -65,13 +65,6 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
 )
 """Examples per test: the file stays within its ~40 s budget."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    code: int
-    out: str
-    err: str
 
 
 def state_at(url: str) -> StoreState:

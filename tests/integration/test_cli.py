@@ -6,32 +6,18 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_runs import Outcome, cli
 
 import sessionwatch
 from sessionwatch import Actor, SessionWatch, notice_text
-from sessionwatch.adapters.entry.cli import main
 from sessionwatch.projections.read_model import ReadModel
 
 CHILD = "agent:main:subagent:child"
 MANAGER = "agent:main:main"
 SCRIPT = Path(sys.executable).parent / "sessionwatch"
-
-
-@dataclass(frozen=True)
-class Outcome:
-    code: int
-    out: str
-    err: str
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> Outcome:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return Outcome(code, captured.out, captured.err)
 
 
 def run_process(command: list[str], *argv: str, cwd: Path) -> Outcome:

@@ -8,33 +8,19 @@ import os
 import sqlite3
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_runs import Outcome, cli
 from reference_gateway import REFERENCE_SCHEMA
 
 import sessionwatch
 from sessionwatch import Actor
-from sessionwatch.adapters.entry.cli import main
 
 CHILD = "agent:main:subagent:child"
 MANAGER = "agent:main:main"
 BIN = Path(sys.executable).parent
 README = Path(__file__).resolve().parents[2] / "README.md"
-
-
-@dataclass(frozen=True)
-class Outcome:
-    code: int
-    out: str
-    err: str
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> Outcome:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return Outcome(code, captured.out, captured.err)
 
 
 def one_error_line(outcome: Outcome) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from auditing import assert_audit_clean
+from cli_runs import Outcome
 
 import sessionwatch
 from sessionwatch import Actor, Retention, SessionWatch
@@ -34,13 +35,6 @@ DAY_MS = 86_400_000
 
 SEEDING = Retention(days=3650)
 """The seeding never prunes what the command is meant to prune."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    code: int
-    out: str
-    err: str
 
 
 @dataclass(frozen=True)
