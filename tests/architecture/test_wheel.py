@@ -6,6 +6,7 @@ never land in the repository, and a stale `build/lib` there cannot leak in), the
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,9 @@ PACKAGE = "sessionwatch"
 LAYERS = ("domain", "projections", "adapters")
 KIT = "testing"
 """The test kit for embedders, `sessionwatch.testing`: a package beside the layers."""
-PACKAGES = (*LAYERS, KIT)
+INTEGRATIONS = "integrations"
+"""The hosts' integrations, `sessionwatch.integrations`: each module needs its own extra."""
+PACKAGES = (*LAYERS, KIT, INTEGRATIONS)
 ROOT_FILES = frozenset({"__init__.py", "__main__.py", "aio.py", "py.typed"})
 """What the repository root contributes to the package: the package's own files, nothing else."""
 
@@ -82,7 +85,9 @@ def test_the_wheel_installs_exactly_one_top_level_import_name(wheel: zipfile.Zip
     assert top_level == [PACKAGE]
 
 
-def test_the_wheel_holds_the_three_layers_the_kit_and_the_typed_marker(wheel: zipfile.ZipFile) -> None:
+def test_the_wheel_holds_the_three_layers_the_kit_the_integrations_and_the_typed_marker(
+    wheel: zipfile.ZipFile,
+) -> None:
     names = set(wheel.namelist())
     for layer in PACKAGES:
         assert f"{PACKAGE}/{layer}/__init__.py" in names
@@ -94,6 +99,40 @@ def test_the_wheel_holds_the_three_layers_the_kit_and_the_typed_marker(wheel: zi
         assert shipped == in_repo, f"every module of {layer}/ ships, and only those"
     assert f"{PACKAGE}/py.typed" in names
     assert f"{PACKAGE}/__init__.py" in names
+
+
+RUNTIME_REQUIREMENTS = frozenset({"eventsourcing", "pydantic", "orjson"})
+"""What `pip install sessionwatch` pulls: an embedding host gets these three and nothing else."""
+
+
+def _requirements(wheel: zipfile.ZipFile) -> list[str]:
+    metadata = wheel.read(f"{_dist_info(wheel)}/METADATA").decode()
+    return [
+        line.removeprefix("Requires-Dist: ")
+        for line in metadata.splitlines()
+        if line.startswith("Requires-Dist: ")
+    ]
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0].lower()
+
+
+def test_a_plain_install_pulls_only_eventsourcing_pydantic_and_orjson(wheel: zipfile.ZipFile) -> None:
+    unconditional = {_name(r) for r in _requirements(wheel) if ";" not in r}
+    assert unconditional == RUNTIME_REQUIREMENTS
+
+
+def test_every_host_integration_is_an_extra_of_its_own(wheel: zipfile.ZipFile) -> None:
+    extras: dict[str, set[str]] = {}
+    for requirement in _requirements(wheel):
+        found = re.search(r"extra\s*==\s*[\"']([\w-]+)[\"']", requirement)
+        if found:
+            extras.setdefault(found.group(1), set()).add(_name(requirement))
+    assert extras["mcp"] == {"mcp"}
+    assert extras["openai-agents"] == {"openai-agents"}
+    assert extras["langgraph"] == {"langgraph"}
+    assert {"mcp", "openai-agents", "langgraph"} <= extras["dev"], "CI installs every extra it tests"
 
 
 def test_the_wheel_carries_no_tests_benchmarks_or_repository_files(wheel: zipfile.ZipFile) -> None:
