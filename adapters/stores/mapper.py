@@ -128,9 +128,17 @@ def decode(topic: str, state: bytes) -> DomainEvent:
     if cls is not None:  # the current shape: validated straight from the JSON bytes
         event: DomainEvent = cls.__pydantic_validator__.validate_json(state)
         return event
+    return decode_body(topic, orjson.loads(state))
+
+
+def decode_body(topic: str, body: Body) -> DomainEvent:
+    """`decode` of a body already parsed from its JSON (an import's line holds it parsed)."""
+    cls = EVENT_TYPES.get(topic)
+    if cls is not None:
+        event: DomainEvent = cls.__pydantic_validator__.validate_python(body)
+        return event
     if topic not in UPCASTERS:
         raise UnknownStoredEvent(f"unknown stored event type {topic!r}")
-    body = orjson.loads(state)
     while topic in UPCASTERS:
         topic, upcast = UPCASTERS[topic]
         body = upcast(body)

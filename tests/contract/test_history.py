@@ -19,7 +19,16 @@ import pytest
 from stores import STORES, fresh_store_url
 
 import sessionwatch
-from sessionwatch import Actor, InvalidSignal, Retention, SessionWatch, Signal, SignalKind, UnknownSession
+from sessionwatch import (
+    Actor,
+    InvalidSignal,
+    Retention,
+    SessionWatch,
+    Signal,
+    SignalInput,
+    SignalKind,
+    UnknownSession,
+)
 from sessionwatch.adapters.history.jsonl import (
     HistoryError,
     ImportReport,
@@ -474,3 +483,75 @@ def test_a_record_refused_after_import_writes_nothing_either(source: SessionWatc
         with pytest.raises(InvalidSignal):
             target.record(WORKER, kind="goal_changed", actor=Actor.system(), summary="two\nlines")
         assert export_text(target.store) == before
+
+
+# ---------------------------------------------------------------- checked in a second process
+
+
+def _import_elsewhere(store: SignalStore, lines: list[str]) -> ImportReport:
+    return import_history(store, lines, check_elsewhere=True)
+
+
+def test_an_import_checked_in_a_second_process_loads_what_one_process_loads(
+    source: SessionWatch, clock: FakeClock, tmp_path: Path
+) -> None:
+    build_history(source, clock)
+    exported = export_text(source.store)
+    with open_store("memory://", clock) as here:
+        expected = import_history(here.store, exported.splitlines())
+    with open_store(f"sqlite:///{tmp_path / 'target.db'}", FakeClock()) as target:
+        assert _import_elsewhere(target.store, exported.splitlines()) == expected
+        assert export_text(target.store) == exported
+
+
+@pytest.mark.parametrize(("mutate", "message"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_a_second_process_refuses_each_malformed_input_as_one_process_does(
+    tmp_path: Path, mutate: Mutation, message: str
+) -> None:
+    reference_clock = FakeClock()
+    with open_store("memory://", reference_clock) as reference:
+        build_history(reference, reference_clock)
+        lines = export_text(reference.store).splitlines()
+    broken, line = mutate(lines)
+    with open_store(f"sqlite:///{tmp_path / 'target.db'}", FakeClock()) as target:
+        with pytest.raises(HistoryError) as refused:
+            _import_elsewhere(target.store, broken)
+        assert (refused.value.line, message in str(refused.value)) == (line, True), str(refused.value)
+        assert str(refused.value).startswith(f"line {line}: ")
+        assert_empty(target.store)
+
+
+def _many_signals(count: int) -> list[str]:
+    clock = FakeClock()
+    with open_store("memory://", clock) as watch:
+        watch.watch(MANAGER, WORKER)
+        watch.record_many(
+            SignalInput(session_key=WORKER, kind="goal_changed", actor=Actor.system(), summary=f"goal {n}")
+            for n in range(count)
+        )
+        return export_text(watch.store).splitlines()
+
+
+def test_a_refusal_found_chunks_after_the_first_stops_the_import_and_writes_nothing(tmp_path: Path) -> None:
+    lines = _many_signals(3_000)
+    late = _signals(lines)[2_500]
+    broken = _payload(lines, late, sequence=orjson.loads(lines[late - 1])["payload"]["sequence"])
+    with open_store(f"sqlite:///{tmp_path / 'target.db'}", FakeClock()) as target:
+        with pytest.raises(HistoryError, match=f"^line {late + 1}: sequence .* was already recorded on line"):
+            _import_elsewhere(target.store, broken)
+        assert_empty(target.store)
+        assert _import_elsewhere(target.store, lines).events == len(lines) - 1
+
+
+def test_a_checking_process_that_fails_fails_the_import_with_its_error_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = _many_signals(1_500)
+    broken_python = tmp_path / "python"
+    broken_python.write_text("#!/bin/sh\necho 'checker exploded' >&2\nexit 3\n")
+    broken_python.chmod(0o755)
+    monkeypatch.setattr("sessionwatch.adapters.history.check_process.sys.executable", str(broken_python))
+    with open_store(f"sqlite:///{tmp_path / 'target.db'}", FakeClock()) as target:
+        with pytest.raises(RuntimeError, match=r"checking process .*checker exploded"):
+            _import_elsewhere(target.store, lines)
+        assert_empty(target.store)

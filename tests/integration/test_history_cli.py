@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import sessionwatch
 from sessionwatch import Actor
+from sessionwatch.adapters.entry import cli_commands
 from sessionwatch.adapters.entry.cli import main
+from sessionwatch.adapters.history import check_process
 from sessionwatch.testing import FakeClock
 
 WORKER = "agent:main:worker"
@@ -24,12 +27,32 @@ def seed(url: str) -> None:
         watch.record_human_message(WORKER, channel="telegram")
 
 
+@pytest.fixture(params=["one process", "a second process"])
+def checking(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Import as a small file does, or as a big one does: checked in a second process."""
+    if request.param == "a second process":
+        monkeypatch.setattr(cli_commands, "CHECK_ELSEWHERE_FROM", 0)
+        started: list[str] = []
+        real = check_process.ElsewhereReader.__init__
+
+        def counting(reader: check_process.ElsewhereReader, header_text: str) -> None:
+            started.append(header_text)
+            real(reader, header_text)
+
+        monkeypatch.setattr(check_process.ElsewhereReader, "__init__", counting)
+        yield str(request.param)
+        assert len(started) == 1, "the import of a big file is checked in a second process"
+    else:
+        yield str(request.param)
+
+
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
 
+@pytest.mark.usefixtures("checking")
 def test_export_then_import_moves_the_history(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source, target = f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}"
     seed(source)
@@ -47,6 +70,7 @@ def test_export_then_import_moves_the_history(tmp_path: Path, capsys: pytest.Cap
     assert run(capsys, "audit", "--db", target)[0] == 0
 
 
+@pytest.mark.usefixtures("checking")
 def test_a_bad_history_is_one_line_naming_the_line_and_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
