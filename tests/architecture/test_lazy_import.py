@@ -29,8 +29,19 @@ NOT_LOADED_BY_IMPORT = (
     "sessionwatch.adapters.tools",
     "sessionwatch.domain.tools",
     "sessionwatch.adapters.entry.cli",
+    "sessionwatch.integrations.",
+    "agents",
+    "langgraph",
+    "langchain",
 )
-"""Module prefixes `import sessionwatch` must not load (`cli` also covers `cli_commands`, `cli_text`)."""
+"""Module prefixes `import sessionwatch` must not load (`cli` also covers `cli_commands`, `cli_text`;
+`langchain` also `langchain_core`): the integrations and the frameworks they need load only when used."""
+
+EXTRAS = {
+    "sessionwatch.integrations.openai_agents": ("agents", "openai-agents"),
+    "sessionwatch.integrations.langgraph": ("langgraph", "langgraph"),
+}
+"""Each integration module: the package its extra brings, and the extra's name."""
 
 
 def typed_imports() -> dict[str, tuple[str, str]]:
@@ -67,12 +78,30 @@ def heavy(modules: list[str]) -> list[str]:
         ("import sessionwatch", "sessionwatch"),
         ("from sessionwatch import SessionWatch, open", "sessionwatch.adapters.entry.watch"),
         ("import sessionwatch.aio", "sessionwatch.adapters.entry.aio"),
+        ("import sessionwatch.integrations", "sessionwatch.integrations"),
     ],
 )
 def test_importing_loads_no_driver_no_tools_and_no_cli(statement: str, loaded: str) -> None:
     modules = loaded_after(statement)
     assert loaded in modules
     assert heavy(modules) == []
+
+
+@pytest.mark.parametrize("module", sorted(EXTRAS))
+def test_the_check_sees_what_an_integration_loads(module: str) -> None:
+    package, _extra = EXTRAS[module]
+    assert package in heavy(loaded_after(f"import {module}"))
+
+
+@pytest.mark.parametrize("module", sorted(EXTRAS))
+def test_an_integration_without_its_extra_names_the_install_command(module: str) -> None:
+    package, extra = EXTRAS[module]
+    script = f"import sys\nsys.modules[{package!r}] = None  # not installed\nimport {module}"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: sessionwatch.integrations.")
+    assert last.endswith(f"pip install 'sessionwatch[{extra}]'")
 
 
 def test_import_sessionwatch_loads_none_of_its_exports() -> None:
