@@ -10,6 +10,7 @@ Everything runs through an `AsyncSessionWatch`; this module needs the `openai-ag
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -27,12 +28,15 @@ except ModuleNotFoundError as missing:  # pragma: no cover - exercised in a fres
         "pip install 'sessionwatch[openai-agents]'"
     ) from missing
 
+from sessionwatch.adapters.app.checks import bounded
 from sessionwatch.adapters.entry.aio import AsyncSessionWatch
 from sessionwatch.domain.errors import InvalidQuery
 from sessionwatch.domain.signals import Actor
 from sessionwatch.projections.models import Notice
 
 __all__ = ["NOTICES_HEADER", "NoticeHooks", "WatchedSession", "is_person_message", "notices_block"]
+
+logger = logging.getLogger("sessionwatch")
 
 NOTICES_HEADER = "Sessions you watch changed since you last looked (sessionwatch notices):"
 """The first line of the block a model call's instructions gain while notices are pending."""
@@ -123,7 +127,8 @@ class NoticeHooks(RunHooks[Any]):
     runs of agents used as tools inherit the run config, so only the named agents see them); once
     the call returned (`on_llm_end`), the notices that call was sent are acknowledged. A failed call
     acknowledges nothing, so the next call sees them again; a notice that opened after the call was
-    built waits for the next one.
+    built waits for the next one. A failing store never fails the run: it logs one line and the
+    call goes out without notices.
     """
 
     def __init__(self, watch: AsyncSessionWatch, session_key: str, *, agents: Iterable[Agent[Any]]) -> None:
@@ -153,7 +158,7 @@ class NoticeHooks(RunHooks[Any]):
         """The model input with the pending notices appended to its instructions (unchanged when none)."""
         if not any(agent is mine for mine in self.agents):
             return model_data
-        pending = await self.watch.pending_notices(self.session_key)
+        pending = await self._pending("shown")
         if not pending:
             return model_data
         block = notices_block(pending)
@@ -172,7 +177,7 @@ class NoticeHooks(RunHooks[Any]):
         self._sent.pop(id(context), None)
         if system_prompt is None or NOTICES_HEADER not in system_prompt:
             return
-        pending = await self.watch.pending_notices(self.session_key)
+        pending = await self._pending("shown")
         sent = [notice for notice in pending if f"- {notice.text}" in system_prompt]
         if sent:
             self._sent[id(context)] = sent
@@ -186,7 +191,29 @@ class NoticeHooks(RunHooks[Any]):
         if not sent:
             return
         seen = {(n.target, n.target_agent_id, n.last_seen) for n in sent}
-        pending = await self.watch.pending_notices(self.session_key)
+        pending = await self._pending("acknowledged")
         still = [n for n in pending if (n.target, n.target_agent_id, n.last_seen) in seen]
         if still:
-            await self.watch.acknowledge(self.session_key, still)
+            try:
+                await self.watch.acknowledge(self.session_key, still)
+            except Exception as exc:  # noqa: BLE001 - notices must never fail the host's run
+                self._log("acknowledged", exc)
+
+    async def _pending(self, stage: str) -> list[Notice]:
+        """The pending notices; none (and one log line) when the store fails, so the run goes on."""
+        try:
+            return await self.watch.pending_notices(self.session_key)
+        except Exception as exc:  # noqa: BLE001 - notices must never fail the host's run
+            self._log(stage, exc)
+            return []
+
+    def _log(self, stage: str, exc: Exception) -> None:
+        shown = bounded(self.session_key)
+        reason = type(exc).__name__
+        logger.warning(
+            "sessionwatch: notices not %s (session_key=%r reason=%s)",
+            stage,
+            shown,
+            reason,
+            extra={"session_key": shown, "reason": reason},
+        )

@@ -13,9 +13,11 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
-from agents import Agent, Runner, set_tracing_disabled
+from agents import Agent, RunConfig, Runner, set_tracing_disabled
+from agents.run_config import CallModelData, ModelInputData
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message
 
 import sessionwatch.aio
@@ -156,3 +158,61 @@ def test_the_hooks_name_the_agents_whose_calls_see_notices() -> None:
 
     with pytest.raises(InvalidQuery, match="agents"):
         asyncio.run(scenario())
+
+
+def test_a_streamed_run_is_sent_the_notice_once_and_acknowledges_it() -> None:
+    set_tracing_disabled(disabled=True)
+    model = ScriptedModel([[assistant_message("ok")], [assistant_message("ok")]])
+
+    async def scenario() -> tuple[list[int], list[list[str]]]:
+        watch, manager, hooks = await manager_with_a_stale_worker(model)
+        async with watch:
+            pending = []
+            for _ in range(2):
+                streamed = Runner.run_streamed(manager, "go", hooks=hooks, run_config=hooks.run_config())
+                async for _event in streamed.stream_events():
+                    pass
+                pending.append(len(await watch.pending_notices(MANAGER)))
+            return pending, [notice_lines(call.system_instructions) for call in model.calls]
+
+    pending, sent = asyncio.run(scenario())
+    assert [call.streamed for call in model.calls] == [True, True]
+    assert pending == [0, 0]
+    assert [len(lines) for lines in sent] == [1, 0]
+
+
+def test_a_failing_store_never_fails_the_run_it_logs_one_line(caplog: pytest.LogCaptureFixture) -> None:
+    set_tracing_disabled(disabled=True)
+    model = ScriptedModel([[assistant_message("ok")]])
+
+    async def scenario() -> object:
+        watch, manager, hooks = await manager_with_a_stale_worker(model)
+        await watch.aclose()
+        result = await Runner.run(manager, "go", hooks=hooks, run_config=hooks.run_config())
+        return result.final_output
+
+    with caplog.at_level("WARNING", logger="sessionwatch"):
+        assert asyncio.run(scenario()) == "ok"
+    assert model.calls[0].system_instructions == "You manage."
+    assert [r.getMessage() for r in caplog.records] == [
+        f"sessionwatch: notices not shown (session_key={MANAGER!r} reason=StoreError)"
+    ]
+
+
+def test_a_host_filter_runs_first_and_the_notices_follow_its_instructions() -> None:
+    set_tracing_disabled(disabled=True)
+    model = ScriptedModel([[assistant_message("ok")]])
+
+    def host_filter(data: CallModelData[Any]) -> ModelInputData:
+        return ModelInputData(input=data.model_data.input, instructions="The host's own instructions.")
+
+    async def scenario() -> None:
+        watch, manager, hooks = await manager_with_a_stale_worker(model)
+        async with watch:
+            config = hooks.run_config(RunConfig(call_model_input_filter=host_filter, workflow_name="host"))
+            assert config.workflow_name == "host"
+            await Runner.run(manager, "go", hooks=hooks, run_config=config)
+
+    asyncio.run(scenario())
+    instructions = model.calls[0].system_instructions or ""
+    assert instructions.startswith(f"The host's own instructions.\n\n{NOTICES_HEADER}\n- ")
