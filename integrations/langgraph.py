@@ -9,6 +9,7 @@ this module needs the `langgraph` extra.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeAlias, TypedDict
 
@@ -20,6 +21,7 @@ except ModuleNotFoundError as missing:  # pragma: no cover - exercised in a fres
         "sessionwatch.integrations.langgraph needs LangGraph: pip install 'sessionwatch[langgraph]'"
     ) from missing
 
+from sessionwatch.adapters.app.checks import bounded
 from sessionwatch.adapters.entry.aio import AsyncSessionWatch
 from sessionwatch.domain.errors import InvalidQuery
 from sessionwatch.domain.signals import Actor
@@ -34,6 +36,8 @@ __all__ = [
     "human_resume",
     "notices_text",
 ]
+
+logger = logging.getLogger("sessionwatch")
 
 NOTICES_KEY = "sessionwatch_notices"
 """The state key `drain_notices` writes."""
@@ -86,11 +90,23 @@ def drain_notices(watch: AsyncSessionWatch, session_key: SessionKey) -> NoticesN
     """A node that drains the session's pending notices into `sessionwatch_notices`.
 
     Draining acknowledges them: put the node right before the step that shows them to the model
-    (or reconciles), so a notice is acknowledged in the same pass that uses it.
+    (or reconciles), so a notice is acknowledged in the same pass that uses it. A failing store
+    never fails the graph: the pass drains nothing and logs one line.
     """
 
     async def sessionwatch_notices(state: NoticesState, config: RunnableConfig) -> NoticesState:  # noqa: ARG001 - LangGraph passes the state
-        drained = await watch.drain(_key(session_key, config))
+        key = _key(session_key, config)
+        try:
+            drained = await watch.drain(key)
+        except Exception as exc:  # noqa: BLE001 - notices must never fail the host's graph
+            shown, reason = bounded(key), type(exc).__name__
+            logger.warning(
+                "sessionwatch: notices not drained (session_key=%r reason=%s)",
+                shown,
+                reason,
+                extra={"session_key": shown, "reason": reason},
+            )
+            drained = []
         entries = [
             NoticeEntry(
                 target=notice.target,

@@ -177,3 +177,17 @@ def test_a_thread_with_nothing_to_resume_or_an_unknown_interrupt_is_refused() ->
         return fields
 
     assert run(scenario) == ["config", "value"]
+
+
+def test_a_failing_store_never_fails_the_graph_it_logs_one_line(caplog: pytest.LogCaptureFixture) -> None:
+    async def main() -> list[NoticeEntry]:
+        watch = await sessionwatch.aio.open("memory://")
+        await watch.aclose()
+        update = await drain_notices(watch, WATCHER)({}, THREAD)
+        return update["sessionwatch_notices"]
+
+    with caplog.at_level("WARNING", logger="sessionwatch"):
+        assert asyncio.run(main()) == []
+    assert [r.getMessage() for r in caplog.records] == [
+        f"sessionwatch: notices not drained (session_key={WATCHER!r} reason=StoreError)"
+    ]
