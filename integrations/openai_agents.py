@@ -9,9 +9,10 @@ Everything runs through an `AsyncSessionWatch`; this module needs the `openai-ag
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -69,7 +70,9 @@ class WatchedSession:
     other roles record nothing. When the messages come from another agent (a manager running this
     session's agent as a tool), pass `actor=Actor.agent(manager_key)`: agent turns record nothing.
     A user message that `pop_item` removed and the SDK adds back (a retry) is not counted twice.
-    Recording is best effort: it never fails the SDK's write.
+    Recording is best effort: it never fails the SDK's write. The SDK's run context reaches an
+    inner session that asks for it (`wrapper=`), and the inner session's other attributes
+    (compaction, say) are reachable through the wrapper, so wrap outermost.
     """
 
     def __init__(
@@ -90,13 +93,24 @@ class WatchedSession:
         self.session_settings: SessionSettings | None = getattr(inner, "session_settings", None)
         self._popped: list[str] = []
 
-    async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
-        """The inner session's items."""
-        return await self.inner.get_items(limit)
+    def __getattr__(self, name: str) -> object:
+        """What else the inner session offers (compaction, say) is its own, as the SDK's wrappers do."""
+        if name == "inner":  # not set yet: the lookup must not recurse
+            raise AttributeError(name)
+        return getattr(self.inner, name)
 
-    async def add_items(self, items: list[TResponseInputItem]) -> None:
+    async def get_items(
+        self, limit: int | None = None, *, wrapper: RunContextWrapper[Any] | None = None
+    ) -> list[TResponseInputItem]:
+        """The inner session's items."""
+        items: list[TResponseInputItem] = await _call(self.inner.get_items, limit, wrapper=wrapper)
+        return items
+
+    async def add_items(
+        self, items: list[TResponseInputItem], *, wrapper: RunContextWrapper[Any] | None = None
+    ) -> None:
         """Store the items in the inner session, then record one human turn per new user message."""
-        await self.inner.add_items(items)
+        await _call(self.inner.add_items, items, wrapper=wrapper)
         for item in items:
             if not is_person_message(item):
                 continue
@@ -106,17 +120,24 @@ class WatchedSession:
                 continue
             await self.watch.record_human_message(self.session_key, channel=self.channel, actor=self.actor)
 
-    async def pop_item(self) -> TResponseInputItem | None:
+    async def pop_item(self, *, wrapper: RunContextWrapper[Any] | None = None) -> TResponseInputItem | None:
         """Remove and return the inner session's latest item; a popped user message is remembered."""
-        item = await self.inner.pop_item()
+        item: TResponseInputItem | None = await _call(self.inner.pop_item, wrapper=wrapper)
         if is_person_message(item):
             self._popped.append(_fingerprint(item))
         return item
 
-    async def clear_session(self) -> None:
+    async def clear_session(self, *, wrapper: RunContextWrapper[Any] | None = None) -> None:
         """Clear the inner session."""
-        await self.inner.clear_session()
+        await _call(self.inner.clear_session, wrapper=wrapper)
         self._popped.clear()
+
+
+async def _call(method: Callable[..., Awaitable[Any]], *args: object, wrapper: object) -> Any:  # noqa: ANN401 - the inner method's own result
+    """Call an inner session's method, passing the SDK's run context only to a method that takes it."""
+    if wrapper is not None and "wrapper" in inspect.signature(method).parameters:
+        return await method(*args, wrapper=wrapper)
+    return await method(*args)
 
 
 class NoticeHooks(RunHooks[Any]):

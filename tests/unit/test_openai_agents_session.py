@@ -12,9 +12,17 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agents import SQLiteSession
+from agents import (
+    Agent,
+    RunContextWrapper,
+    Runner,
+    SQLiteSession,
+    is_openai_responses_compaction_aware_session,
+    set_tracing_disabled,
+)
 from agents.items import TResponseInputItem
 from agents.memory import Session, SessionSettings
+from agents.testing import ScriptedModel, assistant_message
 
 import sessionwatch.aio
 from sessionwatch import Actor
@@ -157,3 +165,64 @@ def test_a_store_that_fails_never_fails_the_sdks_write() -> None:
         return await session.get_items()
 
     assert asyncio.run(main()) == [PERSON]
+
+
+class ContextAwareSession:
+    """An inner session that opts into the SDK's run context (`wrapper=`) and can compact."""
+
+    def __init__(self) -> None:
+        self.session_id = "aware"
+        self.session_settings: SessionSettings | None = None
+        self.items: list[TResponseInputItem] = []
+        self.contexts: list[tuple[str, object]] = []
+        self.compactions: list[object] = []
+
+    async def get_items(
+        self, limit: int | None = None, *, wrapper: RunContextWrapper[Any] | None = None
+    ) -> list[TResponseInputItem]:
+        self.contexts.append(("get", wrapper))
+        return self.items[-limit:] if limit else list(self.items)
+
+    async def add_items(
+        self, items: list[TResponseInputItem], *, wrapper: RunContextWrapper[Any] | None = None
+    ) -> None:
+        self.contexts.append(("add", wrapper))
+        self.items.extend(items)
+
+    async def pop_item(self, *, wrapper: RunContextWrapper[Any] | None = None) -> TResponseInputItem | None:
+        self.contexts.append(("pop", wrapper))
+        return self.items.pop() if self.items else None
+
+    async def clear_session(self, *, wrapper: RunContextWrapper[Any] | None = None) -> None:
+        self.contexts.append(("clear", wrapper))
+        self.items.clear()
+
+    async def run_compaction(self, args: object = None) -> None:
+        self.compactions.append(args)
+
+
+def test_an_inner_session_that_asks_for_the_run_context_gets_it_through_the_wrapper() -> None:
+    set_tracing_disabled(disabled=True)
+    inner = ContextAwareSession()
+
+    async def scenario(watch: AsyncSessionWatch, _session: WatchedSession) -> list[str]:
+        agent = Agent(name="writer", model=ScriptedModel([[assistant_message("Noted.")]]))
+        await Runner.run(agent, "Use British spelling.", session=WatchedSession(inner, watch, WORKER))
+        return await human_turns(watch)
+
+    assert run(scenario) == ["human message via openai-agents"]
+    assert {name for name, _ in inner.contexts} >= {"get", "add"}
+    assert all(isinstance(context, RunContextWrapper) for _, context in inner.contexts)
+
+
+def test_what_else_the_inner_session_offers_is_reachable_so_compaction_still_runs() -> None:
+    inner = ContextAwareSession()
+
+    async def scenario(watch: AsyncSessionWatch, plain: WatchedSession) -> tuple[bool, bool]:
+        aware = WatchedSession(inner, watch, WORKER)
+        await aware.run_compaction({"force": True})  # type: ignore[operator]
+        compacting = is_openai_responses_compaction_aware_session
+        return compacting(aware), compacting(plain)
+
+    assert run(scenario) == (True, False)
+    assert inner.compactions == [{"force": True}]
