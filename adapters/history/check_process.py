@@ -2,7 +2,7 @@
 
 `import_history(..., check_elsewhere=True)` parses and loads each line in the importing process
 and hands the same lines, a chunk at a time, to a Python process running this module, which reads
-them exactly as an import in one process does (`jsonl._Reader`: every line check, the checks
+them exactly as an import in one process does (`reading.Reader`: every line check, the checks
 against the lines before, the fold). The two halves cost about the same, so on two cores the
 import takes about half the time. The store commits only once this process says the whole history
 is valid; when it refuses a line, the import raises that refusal, the earliest, as the import in
@@ -25,7 +25,7 @@ import threading
 from typing import IO, Final, Literal, TypeAlias
 from uuid import UUID
 
-from sessionwatch.adapters.history.jsonl import HistoryError, ReadOutcome, _header, _Parser, _Reader
+from sessionwatch.adapters.history.reading import HistoryError, Parser, Reader, ReadOutcome, read_header
 from sessionwatch.domain.events import DomainEvent
 
 CHUNK: Final = 1000
@@ -69,7 +69,7 @@ def _verdict(source: IO[bytes]) -> Verdict:
     if not isinstance(header_lines, list) or len(header_lines) != 1:
         return ("failed", "the first frame must hold the header line alone")
     try:
-        reader = _Reader(_header(1, header_lines[0]))
+        reader = Reader(read_header(1, header_lines[0]))
         number = 1
         while chunk := _read_frame(source):
             if not isinstance(chunk, list):
@@ -101,12 +101,12 @@ def main() -> None:
 class ElsewhereReader:
     """Parses each line here and has a second process check it against the lines before and fold it.
 
-    `read` and `outcome` answer as `jsonl._Reader`'s do, refusals included; `close` stops the
+    `read` and `outcome` answer as `reading.Reader`'s do, refusals included; `close` stops the
     second process if it still runs.
     """
 
     def __init__(self, header_text: str) -> None:
-        self._parser = _Parser(_header(1, header_text))
+        self._parser = Parser(read_header(1, header_text))
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         self._process = process = subprocess.Popen(
             [sys.executable, "-P", "-m", "sessionwatch.adapters.history.check_process"],
