@@ -455,14 +455,19 @@ CASES: list[tuple[str, Mutation, str]] = [
 ]
 
 
+def reference_lines() -> list[str]:
+    """The lines of the rich history's export, built on a memory store."""
+    clock = FakeClock()
+    with open_store("memory://", clock) as reference:
+        build_history(reference, clock)
+        return export_text(reference.store).splitlines()
+
+
 @pytest.mark.parametrize(("mutate", "message"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_each_malformed_input_is_refused_naming_its_line_and_writes_nothing(
     store_url: str, clock: FakeClock, mutate: Mutation, message: str
 ) -> None:
-    reference_clock = FakeClock()
-    with open_store("memory://", reference_clock) as reference:
-        build_history(reference, reference_clock)
-        lines = export_text(reference.store).splitlines()
+    lines = reference_lines()
     broken, line = mutate(lines)
     with open_store(store_url, clock) as target:
         with pytest.raises(HistoryError) as refused:
@@ -508,10 +513,7 @@ def test_an_import_checked_in_a_second_process_loads_what_one_process_loads(
 def test_a_second_process_refuses_each_malformed_input_as_one_process_does(
     tmp_path: Path, mutate: Mutation, message: str
 ) -> None:
-    reference_clock = FakeClock()
-    with open_store("memory://", reference_clock) as reference:
-        build_history(reference, reference_clock)
-        lines = export_text(reference.store).splitlines()
+    lines = reference_lines()
     broken, line = mutate(lines)
     with open_store(f"sqlite:///{tmp_path / 'target.db'}", FakeClock()) as target:
         with pytest.raises(HistoryError) as refused:

@@ -8,31 +8,20 @@ after that drains none and the model's prompt carries none.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import subprocess
-import sys
 from pathlib import Path
-from types import ModuleType
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "langgraph_reconcile.py"
+from example_runs import load_example, run_example
+
 NOTICE = (
     '- Session "agent:main:subagent:writer" changed (other actor). Reconcile before acting: '
     'session_status sessionKey "agent:main:subagent:writer" changesSince 0.'
 )
 
 
-def load_example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("langgraph_reconcile", EXAMPLE)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # LangGraph resolves the state's annotations through its module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_a_resumed_interrupt_shows_the_managers_next_prompt_exactly_one_notice_once(tmp_path: Path) -> None:
-    prompts, pending = asyncio.run(load_example().main(f"sqlite:///{tmp_path / 'state.db'}"))
+    prompts, pending = asyncio.run(
+        load_example("langgraph_reconcile").main(f"sqlite:///{tmp_path / 'state.db'}")
+    )
     first, second = prompts
     assert [line for line in first.splitlines() if line.startswith("- ")] == [NOTICE]
     assert "Reconciled:\nagent:main:subagent:writer: human message via langgraph" in first
@@ -41,11 +30,7 @@ def test_a_resumed_interrupt_shows_the_managers_next_prompt_exactly_one_notice_o
 
 
 def test_the_example_runs_as_a_script() -> None:
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLE)], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
+    assert run_example("langgraph_reconcile") == [
         "worker verdict: Approved, but shorten it.",
         "manager pass 1: 1 notice(s), A person answered the writer; I will review the draft.",
         "  reconciled agent:main:subagent:writer: human message via langgraph",

@@ -8,35 +8,21 @@ call's answer acknowledged it. A call that fails acknowledges nothing.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import subprocess
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 from agents import Agent, RunConfig, Runner, set_tracing_disabled
 from agents.run_config import CallModelData, ModelInputData
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message
+from example_runs import load_example, run_example
 
 import sessionwatch.aio
 from sessionwatch import InvalidQuery
 from sessionwatch.integrations.openai_agents import NOTICES_HEADER, NoticeHooks
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "openai_agents_manager.py"
 MANAGER = "agent:main:main"
 WORKER = "agent:main:subagent:worker"
-
-
-def load_example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("openai_agents_manager", EXAMPLE)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass resolves annotations through its module
-    spec.loader.exec_module(module)
-    return module
 
 
 def notice_lines(instructions: str | None) -> list[str]:
@@ -44,7 +30,7 @@ def notice_lines(instructions: str | None) -> list[str]:
 
 
 def test_a_worker_changed_by_a_person_shows_its_manager_exactly_one_notice_once(tmp_path: Path) -> None:
-    example = load_example()
+    example = load_example("openai_agents_manager")
     story = asyncio.run(example.main(f"sqlite:///{tmp_path / 'state.db'}"))
     first, *later = story.manager.calls
     assert notice_lines(first.system_instructions) == [
@@ -61,7 +47,7 @@ def test_a_worker_changed_by_a_person_shows_its_manager_exactly_one_notice_once(
 
 
 def test_the_workers_driven_by_the_manager_see_no_notices_and_record_no_human_turn(tmp_path: Path) -> None:
-    example = load_example()
+    example = load_example("openai_agents_manager")
     url = f"sqlite:///{tmp_path / 'state.db'}"
     story = asyncio.run(example.main(url))
     worker_calls = [*story.researcher.calls, *story.writer.calls]
@@ -79,11 +65,7 @@ def test_the_workers_driven_by_the_manager_see_no_notices_and_record_no_human_tu
 
 
 def test_the_example_runs_as_a_script() -> None:
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLE)], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
+    assert run_example("openai_agents_manager") == [
         "pending for the manager: ['agent:main:subagent:writer']",
         "manager model call 1 saw 1 notice(s)",
         "manager model call 2 saw 0 notice(s)",
