@@ -388,18 +388,12 @@ class Reader:
 
 def _check_model(model: ReadModel, header: Header) -> None:
     """The fold must be loadable: a version for every row's stream."""
-    streams = header.streams
-    for identity in sorted(model.sessions):
-        if streams.get(session_stream_id(identity), 0) < 1:
+    rows = [(i, session_stream_id(i), "the stream of session") for i in sorted(model.sessions)]
+    rows += [(i, link_stream_id(i), "the upstream link stream of") for i in sorted(model.links)]
+    for identity, stream, what in rows:
+        if header.streams.get(stream, 0) < 1:
             raise HistoryError(
-                f"the header lists no version for the stream of session {identity.session_key!r}"
-                f" (agent {identity.agent_id!r})",
-                line=1,
-            )
-    for identity in sorted(model.links):
-        if streams.get(link_stream_id(identity), 0) < 1:
-            raise HistoryError(
-                f"the header lists no version for the upstream link stream of {identity.session_key!r}"
+                f"the header lists no version for {what} {identity.session_key!r}"
                 f" (agent {identity.agent_id!r})",
                 line=1,
             )
