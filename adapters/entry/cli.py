@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
+from sessionwatch.adapters.entry import cli_claude_code
 from sessionwatch.adapters.entry import cli_commands as run
 from sessionwatch.adapters.entry.cli_store import StoreGuard, StoreUse
 from sessionwatch.adapters.entry.cli_text import (
@@ -189,6 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _watching_commands(commands, common)
     _history_commands(commands, common)
+    cli_claude_code.add_commands(commands, common)
     return parser
 
 

@@ -31,6 +31,7 @@ class StoreUse(Enum):
     DEMO = "demo"  # the demo's own file (which it resets), else like CREATE for the --db it is given
     READ = "read"  # an existing sessionwatch store only
     CREATE = "create"  # an existing store, or a new one in a missing or 0-byte file
+    OWN = "own"  # the command checks its store itself (the Claude Code hook must never fail)
 
 
 class _Kind(Enum):
@@ -76,7 +77,7 @@ class StoreGuard:
     @classmethod
     def check(cls, args: argparse.Namespace, use: StoreUse) -> StoreGuard:
         """Refuse, before anything is opened, a file this command must not read or turn into a store."""
-        if use is StoreUse.DEMO and args.db is None:
+        if use is StoreUse.OWN or (use is StoreUse.DEMO and args.db is None):
             return cls()
         parsed = parse_url(args.db)
         if parsed.scheme != "sqlite":

@@ -44,6 +44,7 @@ from sessionwatch.domain.prompt_origin import (
     ClassifiedPrompt,
     classify_claude_code_prompt,
     classify_codex_message,
+    claude_code_labels_not_human,
 )
 from sessionwatch.domain.upstream import normalize_text
 
@@ -238,7 +239,7 @@ class ClaudeCodeFormat:
     def _user(self, record: Mapping[str, object], queued: Queue) -> tuple[Prompt | None, Queue]:
         if any(record.get(flag) is True for flag in _CLAUDE_EXCLUDED_FLAGS):
             return None, queued
-        if not _from_a_person(record):
+        if claude_code_labels_not_human(record):
             return None, queued
         message = record.get("message")
         if not isinstance(message, dict) or message.get("role") != "user":
@@ -266,14 +267,6 @@ class ClaudeCodeFormat:
             return None, queued
         grown = (*queued, QueuedPrompt(at, classified.words))[-QUEUE_LIMIT:]
         return Prompt(classified.words, parse_timestamp(record.get("timestamp"))), grown
-
-
-def _from_a_person(record: Mapping[str, object]) -> bool:
-    """False when Claude Code itself marks the record as not from a person."""
-    origin = record.get("origin")
-    if isinstance(origin, dict) and origin.get("kind") not in (None, "human"):
-        return False
-    return record.get("promptSource") != "system"
 
 
 def _classify(content: object) -> ClassifiedPrompt | None:

@@ -1,0 +1,153 @@
+"""`sessionwatch claude-code hook | install | mcp`: Claude Code's hook, its project set-up, its server.
+
+A thin shell over `sessionwatch.integrations.claude_code` (loaded when a command runs, so the rest of
+the command line does not pay for it). `hook` always exits 0 and prints either nothing or one JSON
+object: a hook that failed must not block or fail the prompt, so its one error line goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from sessionwatch.adapters.entry.cli_store import StoreUse
+from sessionwatch.adapters.entry.cli_text import EXIT_OK, PROG, CliError, one_line
+from sessionwatch.adapters.stores.urls import parse_url
+
+HOOK_LOG_PREFIX = f"{PROG} claude-code hook"
+
+Parser = TypeVar("Parser", bound=argparse.ArgumentParser)
+
+
+def add_commands(commands: argparse._SubParsersAction[Parser], common: list[Parser]) -> None:
+    """Add `claude-code` and its three sub-commands to the command line."""
+    host = commands.add_parser(
+        "claude-code",
+        allow_abbrev=False,
+        help="Claude Code: the prompt hook, the project install, the MCP server of a session",
+        description="Connect Claude Code sessions to sessionwatch: `install` adds the hook to a "
+        "project's .claude/settings.json and the MCP server to its .mcp.json; Claude Code then "
+        "runs `hook` at SessionStart and UserPromptSubmit, and starts `mcp` for each session.",
+    )
+    actions = host.add_subparsers(dest="claude_code_command", metavar="COMMAND", required=True)
+    _leaf(
+        actions,
+        common,
+        "hook",
+        hook_command,
+        help="the command hook Claude Code runs (JSON on stdin); always exits 0",
+        description="Read one hook input from stdin. SessionStart registers the session under "
+        "agent:<project>:claude-code:<session_id> and tells it its key; UserPromptSubmit records a "
+        "human_direct_message when a person typed the prompt, then prints the session's pending "
+        "notices as additionalContext and acknowledges them. Any failure prints nothing on stdout, "
+        "one line on stderr, and exits 0. The store: --db, else $SESSIONWATCH_URL, else "
+        "sessionwatch.db in $CLAUDE_PROJECT_DIR.",
+    )
+    install = _leaf(
+        actions,
+        common,
+        "install",
+        install_command,
+        help="add the hook and the MCP server to a project (idempotent)",
+        description="Add the hook for SessionStart and UserPromptSubmit to DIR/.claude/settings.json "
+        "and the `sessionwatch` server to DIR/.mcp.json. Running it again changes nothing; the "
+        "files' other content is kept byte for byte. A file that is not a JSON object stops the "
+        "install before anything is written. Without --db the hook and the server use "
+        "$SESSIONWATCH_URL, else sessionwatch.db in the project directory.",
+    )
+    install.add_argument("--project", metavar="DIR", default=".", help="the project directory (default .)")
+    install.add_argument(
+        "--program",
+        metavar="PATH",
+        default="sessionwatch",
+        help="the sessionwatch executable the hook and the server run (default: sessionwatch, from PATH)",
+    )
+    server = _leaf(
+        actions,
+        common,
+        "mcp",
+        mcp_command,
+        help="run `sessionwatch mcp` for the Claude Code session that started it",
+        description="The .mcp.json entry: registers the session from $CLAUDE_CODE_SESSION_ID and "
+        "$CLAUDE_PROJECT_DIR (Claude Code sets both for the stdio servers it starts), then runs "
+        "`sessionwatch mcp --session KEY --transport stdio` with the same store. Options after `--` "
+        "are passed on to `sessionwatch mcp`.",
+    )
+    server.add_argument(
+        "mcp_options", nargs=argparse.REMAINDER, metavar="-- MCP_OPTION", help=argparse.SUPPRESS
+    )
+
+
+def _leaf(
+    actions: argparse._SubParsersAction[Parser],
+    common: list[Parser],
+    name: str,
+    handler: Callable[[argparse.Namespace], int],
+    *,
+    help: str,
+    description: str,
+) -> Parser:
+    command = actions.add_parser(name, parents=common, allow_abbrev=False, help=help, description=description)
+    command.set_defaults(handler=handler, store_use=StoreUse.OWN)
+    return command
+
+
+def hook_command(args: argparse.Namespace) -> int:
+    """`claude-code hook`: one hook input on stdin, at most one JSON object on stdout, exit 0."""
+    from sessionwatch.integrations.claude_code import run_hook  # noqa: PLC0415 - loaded when it runs
+
+    def log(message: str) -> None:
+        try:
+            print(f"{HOOK_LOG_PREFIX}: {one_line(message)}", file=sys.stderr, flush=True)
+        except OSError:  # no stderr to log to: the prompt goes on all the same
+            return
+
+    try:
+        stdin_text = sys.stdin.buffer.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        log(f"stdin: cannot be read as UTF-8 ({type(exc).__name__}); nothing was added to the session")
+        return EXIT_OK
+    output = run_hook(stdin_text, db=args.db, environ=os.environ, log=log)
+    try:
+        sys.stdout.write(output)
+        sys.stdout.flush()
+    except OSError as exc:
+        log(f"stdout: cannot be written ({type(exc).__name__})")
+    return EXIT_OK
+
+
+def install_command(args: argparse.Namespace) -> int:
+    """`claude-code install`: the hook and the server into the project's files."""
+    from sessionwatch.integrations.claude_code_install import InstallError, describe, install  # noqa: PLC0415
+
+    if args.db is not None:
+        parse_url(args.db)  # a store URL that could never open is refused before it is written down
+    project = Path(args.project).absolute()
+    if not project.is_dir():
+        raise CliError(f"--project: {project} is not a directory")
+    try:
+        results = install(project, db=args.db, program=args.program)
+    except InstallError as exc:
+        raise CliError(str(exc)) from None
+    for line in describe(results, project):
+        print(line)
+    return EXIT_OK
+
+
+def mcp_command(args: argparse.Namespace) -> int:
+    """`claude-code mcp`: register this Claude Code session, then serve it with `sessionwatch mcp`."""
+    from sessionwatch.adapters.entry.cli import main  # noqa: PLC0415 - cli imports this module
+    from sessionwatch.integrations.claude_code import HookInputError, register_server_session  # noqa: PLC0415
+
+    try:
+        url, key = register_server_session(args.db, os.environ)
+    except HookInputError as exc:
+        raise CliError(str(exc)) from None
+    passed = list(args.mcp_options)
+    if passed[:1] == ["--"]:
+        passed = passed[1:]
+    return main(["mcp", *(["--db", url] if url else []), "--session", key, "--transport", "stdio", *passed])
