@@ -387,19 +387,25 @@ def _read(path: Path, name: Path) -> str | None:
 def write_atomically(path: Path, text: str) -> None:
     """Write `text` to a temporary file next to `path`, flush it to disk, then rename it over `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    mode = path.stat().st_mode & 0o7777 if path.exists() else _new_file_mode()
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
             file.write(text)
             file.flush()
             os.fsync(file.fileno())
-        if mode is not None:
-            Path(temporary).chmod(mode)
+        Path(temporary).chmod(mode)
         Path(temporary).replace(path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _new_file_mode() -> int:
+    """What `open()` would give a new file: read-write for all, less the process's umask."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def describe(results: Sequence[Installed], project: Path) -> list[str]:

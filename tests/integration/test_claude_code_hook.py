@@ -1,0 +1,331 @@
+"""`sessionwatch claude-code hook` as Claude Code runs it: a process, a hook input on stdin, exit 0.
+
+The inputs are shaped as Claude Code's hooks send them (the common fields, then `source` for
+SessionStart and `prompt` / `prompt_id` for UserPromptSubmit); the store is the default SQLite and,
+with a server, PostgreSQL. A second Claude Code session watches the first: its next prompt carries
+the notice as `additionalContext`, acknowledged, so the prompt after that carries nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from stores import needs_postgres, postgres_url
+
+import sessionwatch
+from sessionwatch import notice_text
+from sessionwatch.adapters.entry import cli, cli_claude_code
+from sessionwatch.integrations.claude_code import session_key
+
+SCRIPT = Path(sys.executable).parent / "sessionwatch"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "claude_code"
+LEAD = "3f1e0c9a-8b7d-4e21-a6f5-0d9c8b7a6e51"
+WORKER = "c2a4e6f8-1b3d-4f5a-9c7e-2d4f6a8b0c13"
+LOG_PREFIX = "sessionwatch claude-code hook: "
+
+TASK_NOTIFICATION = (
+    "<task-notification>\n<task-id>bq81z3</task-id>\n<status>completed</status>\n"
+    '<summary>Background command "pytest -q" completed (exit code 0)</summary>\n</task-notification>'
+)
+FROM_ANOTHER_SESSION = (
+    '<cross-session-message from="planner">The schema change is merged, go ahead.</cross-session-message>'
+)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=needs_postgres)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'hooks.db'}"
+        return
+    with postgres_url("sw_claude") as url:
+        yield url
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "payments-api"
+    folder.mkdir()
+    return folder
+
+
+def hook_input(project: Path, session_id: str, event: str, **fields: object) -> dict[str, object]:
+    return {
+        "session_id": session_id,
+        "transcript_path": f"/home/dev/.claude/projects/-srv-payments-api/{session_id}.jsonl",
+        "cwd": str(project / "src"),
+        "permission_mode": "default",
+        "hook_event_name": event,
+        **fields,
+    }
+
+
+def started(project: Path, session_id: str) -> dict[str, object]:
+    return hook_input(project, session_id, "SessionStart", source="startup", model="claude-sonnet-4-5")
+
+
+def prompted(project: Path, session_id: str, prompt: str, prompt_id: str | None = None) -> dict[str, object]:
+    return hook_input(
+        project, session_id, "UserPromptSubmit", prompt=prompt, prompt_id=prompt_id or str(uuid.uuid4())
+    )
+
+
+def run_hook(
+    stdin: dict[str, object] | str, *, db: str | None, project: Path | None, session_id: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"SESSIONWATCH_URL", "CLAUDE_PROJECT_DIR"}}
+    if project is not None:
+        env["CLAUDE_PROJECT_DIR"] = str(project)
+    if session_id is not None:
+        env["CLAUDE_CODE_SESSION_ID"] = session_id
+    text = stdin if isinstance(stdin, str) else json.dumps(stdin)
+    argv = [str(SCRIPT), "claude-code", "hook", *(["--db", db] if db else [])]
+    return subprocess.run(
+        argv, input=text, capture_output=True, text=True, env=env, check=False, timeout=120, cwd=project
+    )
+
+
+def context_of(done: subprocess.CompletedProcess[str], event: str) -> str:
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    output = json.loads(done.stdout)
+    assert list(output) == ["hookSpecificOutput"]
+    assert output["hookSpecificOutput"]["hookEventName"] == event
+    context = output["hookSpecificOutput"]["additionalContext"]
+    assert isinstance(context, str)
+    return context
+
+
+def assert_silent(done: subprocess.CompletedProcess[str]) -> None:
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    assert done.stderr == ""
+
+
+def assert_failed_quietly(done: subprocess.CompletedProcess[str], *words: str) -> str:
+    assert done.returncode == 0
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(LOG_PREFIX)
+    assert "Traceback" not in done.stderr
+    for word in words:
+        assert word in lines[0]
+    return lines[0]
+
+
+def test_a_watching_session_learns_at_its_next_prompt_that_the_worker_got_a_typed_prompt(
+    store: str, project: Path
+) -> None:
+    lead, worker = session_key(project, LEAD), session_key(project, WORKER)
+    assert lead != worker
+    assert lead.startswith("agent:payments-api-")
+    assert lead.endswith(f":claude-code:{LEAD}")
+
+    for session_id, key in ((LEAD, lead), (WORKER, worker)):
+        context = context_of(
+            run_hook(started(project, session_id), db=store, project=project), "SessionStart"
+        )
+        assert key in context
+    with sessionwatch.open(store) as watch:
+        entries = {entry.session_key: entry for entry in watch.registry_entries()}
+        assert entries[lead].session_id == LEAD
+        assert entries[worker].session_id == WORKER
+        assert watch.watch(lead, worker)
+
+    typed_id = str(uuid.uuid4())
+    assert_silent(
+        run_hook(
+            prompted(project, WORKER, "Retry the refund call twice", typed_id), db=store, project=project
+        )
+    )
+    assert_silent(run_hook(prompted(project, WORKER, TASK_NOTIFICATION), db=store, project=project))
+    assert_silent(run_hook(prompted(project, WORKER, FROM_ANOTHER_SESSION), db=store, project=project))
+    # Claude Code ran the same prompt's hook twice: its prompt_id records it once
+    assert_silent(
+        run_hook(
+            prompted(project, WORKER, "Retry the refund call twice", typed_id), db=store, project=project
+        )
+    )
+
+    with sessionwatch.open(store) as watch:
+        delta = watch.session_status(worker, changes_since=0).state_changes
+        assert delta is not None
+        assert [(e.kind.value, e.actor_type, e.summary) for e in delta.events] == [
+            ("human_direct_message", "human", "human message via claude-code")
+        ]
+        assert [n.target for n in watch.pending_notices(lead)] == [worker]
+
+    context = context_of(
+        run_hook(prompted(project, LEAD, "What is the worker doing?"), db=store, project=project),
+        "UserPromptSubmit",
+    )
+    assert context.splitlines() == [
+        "sessionwatch: 1 watched session changed since this session looked:",
+        f"- {notice_text(worker, 0)}",
+    ]
+    with sessionwatch.open(store) as watch:
+        assert watch.pending_notices(lead) == []
+        cursor = watch.cursor(lead, worker)
+        assert cursor is not None
+        assert cursor.last_seen == 1
+    assert_silent(run_hook(prompted(project, LEAD, "Thanks, carry on"), db=store, project=project))
+
+
+def test_the_session_key_comes_from_the_project_directory_else_from_cwd(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'keys.db'}"
+    payload = hook_input(tmp_path, LEAD, "SessionStart", source="resume")
+    payload["cwd"] = str(tmp_path)
+    context = context_of(run_hook(payload, db=store, project=None), "SessionStart")
+    assert session_key(tmp_path, LEAD) in context
+
+
+def test_without_db_the_store_is_sessionwatch_db_in_the_project_directory(project: Path) -> None:
+    context_of(run_hook(started(project, LEAD), db=None, project=project), "SessionStart")
+    with sessionwatch.open(str(project / "sessionwatch.db")) as watch:
+        assert [entry.session_key for entry in watch.registry_entries()] == [session_key(project, LEAD)]
+
+
+def test_a_prompt_before_any_session_start_registers_the_session(tmp_path: Path, project: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'late.db'}"
+    assert_silent(run_hook(prompted(project, WORKER, "hello"), db=store, project=project))
+    with sessionwatch.open(store) as watch:
+        entry = watch.registry_entry(session_key(project, WORKER))
+        assert entry is not None
+        assert entry.session_id == WORKER
+
+
+def test_events_the_hook_is_not_for_do_nothing(tmp_path: Path, project: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'other.db'}"
+    stop = hook_input(project, LEAD, "Stop", stop_hook_active=False)
+    assert_silent(run_hook(stop, db=store, project=project))
+    assert not (tmp_path / "other.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("stdin", "words"),
+    [
+        pytest.param("{not json", ("stdin", "not JSON"), id="bad-json"),
+        pytest.param("", ("stdin", "not JSON"), id="empty-stdin"),
+        pytest.param("[1, 2]", ("stdin", "JSON object"), id="not-an-object"),
+        pytest.param(
+            {"hook_event_name": "UserPromptSubmit", "prompt": "hi", "cwd": "/srv/x"},
+            ("session_id",),
+            id="no-session-id",
+        ),
+        pytest.param(
+            {"session_id": LEAD, "prompt": "hi", "cwd": "/srv/x"}, ("hook_event_name",), id="no-event"
+        ),
+        pytest.param(
+            {"session_id": LEAD, "hook_event_name": "UserPromptSubmit", "cwd": "/srv/x"},
+            ("UserPromptSubmit", "prompt"),
+            id="no-prompt",
+        ),
+        pytest.param(
+            {"session_id": "two words", "hook_event_name": "SessionStart", "cwd": "/srv/x"},
+            ("session_id", "spaces"),
+            id="bad-session-id",
+        ),
+    ],
+)
+def test_bad_input_prints_nothing_exits_0_and_logs_one_line(
+    tmp_path: Path, stdin: dict[str, object] | str, words: tuple[str, ...]
+) -> None:
+    store = f"sqlite:///{tmp_path / 'untouched.db'}"
+    assert_failed_quietly(run_hook(stdin, db=store, project=None), *words)
+    assert not (tmp_path / "untouched.db").exists()
+
+
+def test_without_a_project_directory_or_cwd_the_hook_fails_quietly(tmp_path: Path) -> None:
+    payload: dict[str, object] = {"session_id": LEAD, "hook_event_name": "SessionStart", "source": "startup"}
+    assert_failed_quietly(run_hook(payload, db=f"sqlite:///{tmp_path / 'x.db'}", project=None), "cwd")
+
+
+@pytest.mark.parametrize("event", ["SessionStart", "UserPromptSubmit"])
+def test_a_broken_store_prints_nothing_exits_0_and_is_left_as_it_was(
+    tmp_path: Path, project: Path, event: str
+) -> None:
+    broken = tmp_path / "notes.db"
+    broken.write_bytes(b"these are my notes, not a database\n" * 40)
+    before = broken.read_bytes()
+    payload = started(project, LEAD) if event == "SessionStart" else prompted(project, LEAD, "hello")
+    assert_failed_quietly(run_hook(payload, db=str(broken), project=project), event)
+    assert broken.read_bytes() == before
+
+
+def test_an_unreachable_postgres_store_prints_nothing_and_exits_0(project: Path) -> None:
+    url = "postgresql://nobody@127.0.0.1:1/none?connect_timeout=2"
+    assert_failed_quietly(
+        run_hook(prompted(project, LEAD, "hello"), db=url, project=project), "UserPromptSubmit"
+    )
+
+
+def test_the_example_replays_two_sessions_one_watching_the_other() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in {"SESSIONWATCH_URL", "CLAUDE_PROJECT_DIR"}}
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE / "replay.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    lead, worker = (
+        session_key(EXAMPLE, "0b6c5b2e-1f0a-4c61-9d55-5d0c2e8a7f10"),
+        session_key(EXAMPLE, "7d3f9a40-52be-4e0f-8c1a-3b9e6f20d4c7"),
+    )
+    assert lead in lines[1]
+    assert worker in lines[2]
+    assert "   recorded: [('human_direct_message', 'human message via claude-code')]" in lines
+    assert f"- {notice_text(worker, 0)}" in lines
+    assert lines[-1] == "5. the prompt after that carries nothing: None"
+    assert not (EXAMPLE / "sessionwatch.db").exists()
+
+
+# ------------------------------------------------------------------------ the MCP server's entry
+
+
+def test_the_mcp_entry_refuses_outside_claude_code(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
+    code = cli.main(["claude-code", "mcp", "--db", "memory://"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.out == ""
+    assert "CLAUDE_CODE_SESSION_ID" in captured.err
+    assert len(captured.err.splitlines()) == 1
+
+
+def test_the_mcp_entry_registers_the_session_and_serves_its_key(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served: list[list[str]] = []
+
+    def fake_main(argv: list[str]) -> int:
+        served.append(argv)
+        return 0
+
+    store = f"sqlite:///{tmp_path / 'served.db'}"
+    monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", LEAD)
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
+    parser = cli.build_parser()
+    args = parser.parse_args(["claude-code", "mcp", "--db", store, "--", "--visibility", "agent"])
+    monkeypatch.setattr(cli, "main", fake_main)
+    assert cli_claude_code.mcp_command(args) == 0
+    key = session_key(project, LEAD)
+    assert served == [
+        ["mcp", "--db", store, "--session", key, "--transport", "stdio", "--visibility", "agent"]
+    ]
+    with sessionwatch.open(store) as watch:
+        entry = watch.registry_entry(key)
+        assert entry is not None
+        assert entry.session_id == LEAD
