@@ -3,13 +3,14 @@
 The writer edits the files' text, never re-serializes them: every byte it does not add or replace
 stays as it was, and a file that already holds exactly this installation is not written at all.
 An edit inserts a member into an object or an element into an array, replaces one value, or removes
-one array element; what it adds is JSON with two-space indents, re-indented to where it goes, in
-the file's indent unit and line ending (on one line when the enclosing object or array is on one
-line). A new file is the installation alone, two-space indented. Both files are checked before
-either is written; a file that is not a UTF-8 JSON object (or whose `hooks`, an event's list or
-`mcpServers` is of the wrong type) stops the install with an error naming the file, writing nothing.
-Files are replaced atomically (a temporary file in the same directory, then a rename) and keep their
-permissions.
+one array element. What it adds is JSON re-indented to where it goes, in the file's indent unit
+(the first indented line's, else two spaces) and line ending; it stays on one line where the
+enclosing object or array is on one line (an empty one: where the whole file is one line). A
+replaced value keeps its shape (one line or several). A new file is the installation alone, two-space
+indented. Both files are checked before either is written: a file that is not a UTF-8 JSON object
+(or whose `hooks`, an event's list or `mcpServers` has the wrong type) stops the install with an
+error naming the file, writing nothing. Files are replaced atomically (a temporary file in the same
+directory, then a rename) and keep their permissions.
 
 A hook handler is sessionwatch's when its command runs `sessionwatch claude-code hook`; the MCP
 server is the `mcpServers` entry named `sessionwatch`. Each event keeps exactly one such handler
@@ -225,9 +226,16 @@ def _reindent(line: str, unit: str) -> str:
 
 
 def _is_inline(text: str, container: Span) -> bool:
-    """A container on one line that holds something keeps added items on that line too."""
-    filled = bool(container.members or container.elements)
-    return filled and "\n" not in text[container.start : container.end]
+    """Whether added items stay on the container's line.
+
+    A container on one line that holds something keeps them there; an empty one does when the
+    whole file is one line (and it is not the file's root object, which gets lines of its own).
+    """
+    if "\n" in text[container.start : container.end]:
+        return False
+    if container.members or container.elements:
+        return True
+    return "\n" not in text.strip() and container.start != _skip(text, 0)
 
 
 def insert(text: str, container: Span, item: str | None, value: JsonValue, style: Style) -> Edit:
@@ -243,6 +251,8 @@ def insert(text: str, container: Span, item: str | None, value: JsonValue, style
     if children:
         gap = " " if inline else style.newline + inner
         return Edit(children[-1].end, children[-1].end, f",{gap}{body}")
+    if inline:
+        return Edit(container.start + 1, container.end - 1, body)
     return Edit(container.start + 1, container.end - 1, f"{style.newline}{inner}{body}{style.newline}{outer}")
 
 

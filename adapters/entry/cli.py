@@ -190,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _watching_commands(commands, common)
     _history_commands(commands, common)
-    cli_claude_code.add_commands(commands, common)
+    cli_claude_code.add_commands(commands, common, main)
     return parser
 
 

@@ -23,8 +23,12 @@ HOOK_LOG_PREFIX = f"{PROG} claude-code hook"
 Parser = TypeVar("Parser", bound=argparse.ArgumentParser)
 
 
-def add_commands(commands: argparse._SubParsersAction[Parser], common: list[Parser]) -> None:
-    """Add `claude-code` and its three sub-commands to the command line."""
+def add_commands(
+    commands: argparse._SubParsersAction[Parser],
+    common: list[Parser],
+    run_command_line: Callable[[list[str]], int],
+) -> None:
+    """Add `claude-code` and its three sub-commands; `mcp` runs `run_command_line(["mcp", ...])`."""
     host = commands.add_parser(
         "claude-code",
         allow_abbrev=False,
@@ -77,6 +81,7 @@ def add_commands(commands: argparse._SubParsersAction[Parser], common: list[Pars
         "`sessionwatch mcp --session KEY --transport stdio` with the same store. Options after `--` "
         "are passed on to `sessionwatch mcp`.",
     )
+    server.set_defaults(run_command_line=run_command_line)
     server.add_argument(
         "mcp_options", nargs=argparse.REMAINDER, metavar="-- MCP_OPTION", help=argparse.SUPPRESS
     )
@@ -140,7 +145,6 @@ def install_command(args: argparse.Namespace) -> int:
 
 def mcp_command(args: argparse.Namespace) -> int:
     """`claude-code mcp`: register this Claude Code session, then serve it with `sessionwatch mcp`."""
-    from sessionwatch.adapters.entry.cli import main  # noqa: PLC0415 - cli imports this module
     from sessionwatch.integrations.claude_code import HookInputError, register_server_session  # noqa: PLC0415
 
     try:
@@ -150,4 +154,5 @@ def mcp_command(args: argparse.Namespace) -> int:
     passed = list(args.mcp_options)
     if passed[:1] == ["--"]:
         passed = passed[1:]
-    return main(["mcp", *(["--db", url] if url else []), "--session", key, "--transport", "stdio", *passed])
+    run: Callable[[list[str]], int] = args.run_command_line
+    return run(["mcp", *(["--db", url] if url else []), "--session", key, "--transport", "stdio", *passed])

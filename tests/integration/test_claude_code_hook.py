@@ -319,7 +319,7 @@ def test_the_mcp_entry_registers_the_session_and_serves_its_key(
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
     parser = cli.build_parser()
     args = parser.parse_args(["claude-code", "mcp", "--db", store, "--", "--visibility", "agent"])
-    monkeypatch.setattr(cli, "main", fake_main)
+    args.run_command_line = fake_main
     assert cli_claude_code.mcp_command(args) == 0
     key = session_key(project, LEAD)
     assert served == [

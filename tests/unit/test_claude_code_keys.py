@@ -1,0 +1,110 @@
+"""The Claude Code key scheme, store choice, prompt rule and notice budget: pure functions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sessionwatch.domain.keys import is_agent_qualified, is_subagent_key, key_problem, resolve_identity
+from sessionwatch.domain.prompt_origin import PromptOrigin, classify_claude_code_hook_prompt
+from sessionwatch.domain.signals import notice_text
+from sessionwatch.integrations.claude_code import (
+    CONTEXT_LIMIT,
+    HookInputError,
+    notice_context,
+    project_agent_id,
+    server_session_key,
+    session_key,
+    store_url,
+    within_limit,
+)
+from sessionwatch.projections.models import Notice
+
+SESSION = "5d3c0f6e-2a41-4b8e-9f0d-7c6b5a4e3d21"
+
+
+def test_a_key_is_the_project_agent_then_claude_code_then_the_session_id() -> None:
+    key = session_key("/home/dev/payments-api", SESSION)
+    assert key == f"agent:{project_agent_id('/home/dev/payments-api')}:claude-code:{SESSION}"
+    assert key_problem(key) is None
+    assert is_agent_qualified(key)
+    assert not is_subagent_key(key)
+    assert resolve_identity(key).agent_id == project_agent_id("/home/dev/payments-api")
+
+
+def test_the_agent_id_is_the_folder_name_and_a_hash_of_the_whole_path() -> None:
+    assert (
+        project_agent_id("/home/dev/payments-api")
+        == "payments-api-" + project_agent_id("/home/dev/payments-api")[-8:]
+    )
+    assert project_agent_id("/home/dev/app") != project_agent_id("/srv/checkouts/app")
+    assert project_agent_id("/home/dev/app").startswith("app-")
+    assert project_agent_id("/home/dev/My Project (old)").startswith("my-project-old-")
+    assert project_agent_id("/").startswith("project-")
+    assert project_agent_id("/home/dev/" + "x" * 90).startswith("x" * 40 + "-")
+    assert project_agent_id("/home/dev/日本").startswith("project-")
+    assert project_agent_id(Path("/home/dev/app")) == project_agent_id("/home/dev/app")
+
+
+@pytest.mark.parametrize("session_id", ["", "  ", "a b", "a\tb", "x\x00", 42, None, "x" * 201])
+def test_a_session_id_that_cannot_be_a_key_part_is_refused_naming_it(session_id: object) -> None:
+    with pytest.raises(HookInputError, match=r"^session_id: "):
+        session_key("/srv/app", session_id)
+
+
+def test_the_store_is_the_flag_then_the_environment_then_the_project_file() -> None:
+    assert store_url("memory://", {"SESSIONWATCH_URL": "x.db", "CLAUDE_PROJECT_DIR": "/p"}) == "memory://"
+    assert store_url(None, {"SESSIONWATCH_URL": "x.db", "CLAUDE_PROJECT_DIR": "/p"}) == "x.db"
+    assert store_url(None, {"CLAUDE_PROJECT_DIR": "/srv/app"}) == "/srv/app/sessionwatch.db"
+    assert store_url(None, {}) is None
+
+
+def test_the_server_key_comes_from_the_variables_claude_code_sets() -> None:
+    environ = {"CLAUDE_CODE_SESSION_ID": SESSION, "CLAUDE_PROJECT_DIR": "/srv/app"}
+    assert server_session_key(environ) == (session_key("/srv/app", SESSION), SESSION)
+    with pytest.raises(HookInputError, match=r"^\$CLAUDE_CODE_SESSION_ID: is not set"):
+        server_session_key({"CLAUDE_PROJECT_DIR": "/srv/app"})
+    with pytest.raises(HookInputError, match=r"^\$CLAUDE_CODE_SESSION_ID: must not contain"):
+        server_session_key({"CLAUDE_CODE_SESSION_ID": "a b"})
+
+
+@pytest.mark.parametrize(
+    ("prompt", "labels", "human"),
+    [
+        ("fix the flaky test", {}, True),
+        ("/review 42", {}, True),
+        ("[Image #1]", {}, True),
+        ("<task-notification><status>completed</status></task-notification>", {}, False),
+        ('<cross-session-message from="a">hi</cross-session-message>', {}, False),
+        ("<local-command-stdout>ok</local-command-stdout>", {}, False),
+        ("check the nightly build", {"origin": {"kind": "scheduled"}}, False),
+        ("check the nightly build", {"promptSource": "system"}, False),
+        ("check the nightly build", {"origin": {"kind": "human"}}, True),
+    ],
+)
+def test_the_hook_prompt_rule_is_the_transcripts_rule(
+    prompt: str, labels: dict[str, object], human: bool
+) -> None:
+    classified = classify_claude_code_hook_prompt(prompt, labels)
+    assert classified.origin.is_human is human
+    if labels.get("origin") == {"kind": "scheduled"}:
+        assert classified.origin is PromptOrigin.INJECTED_CONTEXT
+
+
+def _notice(target: str) -> Notice:
+    return Notice(
+        watcher="agent:w:main", target=target, target_agent_id="w", last_seen=3, text=notice_text(target, 3)
+    )
+
+
+def test_notices_beyond_the_context_budget_wait_for_the_next_prompt() -> None:
+    notices = [_notice(f"agent:w:claude-code:{'s' * 100}{i}") for i in range(200)]
+    shown = within_limit(notices)
+    assert 0 < len(shown) < len(notices)
+    assert shown == notices[: len(shown)]
+    assert len(notice_context(shown)) <= CONTEXT_LIMIT
+    assert len(notice_context(notices[: len(shown) + 1])) > CONTEXT_LIMIT
+    assert within_limit([]) == []
+    huge = _notice("agent:w:" + "k" * 500)
+    assert within_limit([huge]) == [huge]
