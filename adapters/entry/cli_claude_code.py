@@ -19,6 +19,9 @@ from sessionwatch.adapters.entry.cli_text import EXIT_OK, PROG, CliError, one_li
 from sessionwatch.adapters.stores.urls import parse_url
 
 HOOK_LOG_PREFIX = f"{PROG} claude-code hook"
+SESSIONS_OF_THE_PROJECT = "agent"
+"""The server's visibility unless `--visibility` is passed on: a project's sessions are one agent,
+and no Claude Code session spawned another, so the default (its own spawn tree) would show none."""
 
 Parser = TypeVar("Parser", bound=argparse.ArgumentParser)
 
@@ -78,8 +81,8 @@ def add_commands(
         help="run `sessionwatch mcp` for the Claude Code session that started it",
         description="The .mcp.json entry: registers the session from $CLAUDE_CODE_SESSION_ID and "
         "$CLAUDE_PROJECT_DIR (Claude Code sets both for the stdio servers it starts), then runs "
-        "`sessionwatch mcp --session KEY --transport stdio` with the same store. Options after `--` "
-        "are passed on to `sessionwatch mcp`.",
+        "`sessionwatch mcp --session KEY --transport stdio --visibility agent` (the project's "
+        "sessions) with the same store. Options after `--` are passed on to `sessionwatch mcp`.",
     )
     server.set_defaults(run_command_line=run_command_line)
     server.add_argument(
@@ -154,5 +157,7 @@ def mcp_command(args: argparse.Namespace) -> int:
     passed = list(args.mcp_options)
     if passed[:1] == ["--"]:
         passed = passed[1:]
+    if not any(option.split("=")[0] == "--visibility" for option in passed):
+        passed = ["--visibility", SESSIONS_OF_THE_PROJECT, *passed]
     run: Callable[[list[str]], int] = args.run_command_line
     return run(["mcp", *(["--db", url] if url else []), "--session", key, "--transport", "stdio", *passed])

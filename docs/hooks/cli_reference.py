@@ -35,13 +35,23 @@ def cli_reference() -> str:
         for action in parser._actions:  # noqa: SLF001 - argparse keeps its subparsers here
             if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
                 for name, sub in action.choices.items():
-                    parts += [f"## sessionwatch {name}", "", _fenced(sub.format_help())]
+                    parts += _sections(f"sessionwatch {name}", sub)
     finally:
         if saved is None:
             del os.environ["COLUMNS"]
         else:
             os.environ["COLUMNS"] = saved
     return "\n".join(parts)
+
+
+def _sections(name: str, parser: argparse.ArgumentParser) -> list[str]:
+    """The help of one subcommand, then of each of its own subcommands (`claude-code hook`)."""
+    parts = [f"## {name}", "", _fenced(parser.format_help())]
+    for action in parser._actions:  # noqa: SLF001 - argparse keeps its subparsers here
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+            for child, sub in action.choices.items():
+                parts += _sections(f"{name} {child}", sub)
+    return parts
 
 
 def _fenced(text: str) -> str:
