@@ -57,6 +57,7 @@ SUBCOMMANDS = (
     "export",
     "import",
     "import-openclaw",
+    "claude-code",
 )
 
 FUZZ = settings(

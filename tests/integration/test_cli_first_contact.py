@@ -79,8 +79,9 @@ def test_the_db_help_lists_every_url_form_and_the_default(
 
 def test_no_help_text_cites_the_specification(capsys: pytest.CaptureFixture[str]) -> None:
     commands = ["demo", "status", "list", "record", "watch", "unwatch", "notices", "drain", "sweep"]
-    commands += ["prune", "audit", "export", "import", "import-openclaw"]
-    for argv in (["--help"], *([command, "--help"] for command in commands)):
+    commands += ["prune", "audit", "export", "import", "import-openclaw", "claude-code"]
+    commands += ["claude-code hook", "claude-code install", "claude-code mcp"]
+    for argv in (["--help"], *([*command.split(), "--help"] for command in commands)):
         outcome = cli(capsys, *argv)
         assert outcome.code == 0
         assert "SPEC" not in outcome.out
