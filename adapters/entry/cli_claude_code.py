@@ -133,7 +133,7 @@ def install_command(args: argparse.Namespace) -> int:
     from sessionwatch.integrations.claude_code_install import InstallError, describe, install  # noqa: PLC0415
 
     if args.db is not None:
-        parse_url(args.db)  # a store URL that could never open is refused before it is written down
+        _check_lasting_store(args.db)
     project = Path(args.project).absolute()
     if not project.is_dir():
         raise CliError(f"--project: {project} is not a directory")
@@ -144,6 +144,18 @@ def install_command(args: argparse.Namespace) -> int:
     for line in describe(results, project):
         print(line)
     return EXIT_OK
+
+
+def _check_lasting_store(db: str) -> None:
+    """Refuse a store the hooks could not share: unparsable, in-memory, or a relative SQLite path."""
+    parsed = parse_url(db)  # a URL that could never open is refused before it is written down
+    if parsed.scheme == "memory":
+        raise CliError("--db: memory:// ends with each hook's process; name a SQLite file or PostgreSQL")
+    if parsed.scheme == "sqlite" and not Path(parsed.path).is_absolute():
+        raise CliError(
+            f"--db: {db!r} is relative, so it would depend on the directory Claude Code runs each hook "
+            "in; give an absolute path, or leave --db out for sessionwatch.db in the project"
+        )
 
 
 def mcp_command(args: argparse.Namespace) -> int:

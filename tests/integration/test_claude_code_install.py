@@ -283,9 +283,17 @@ def test_a_missing_project_and_a_bad_store_url_are_refused(
     outcome = install(capsys, tmp_path / "nowhere")
     assert outcome.code == 2
     assert "--project" in outcome.err
-    outcome = install(capsys, tmp_path, "--db", "mysql://localhost/x")
-    assert outcome.code == 2
-    assert "--db" in outcome.err
+    for db, words in (
+        ("mysql://localhost/x", "unknown scheme"),
+        ("memory://", "memory://"),
+        ("state.db", "relative"),
+        ("sqlite:///state.db", "relative"),
+    ):
+        outcome = install(capsys, tmp_path, "--db", db)
+        assert outcome.code == 2
+        [line] = outcome.err.splitlines()
+        assert "--db" in line
+        assert words in line
     assert list(tmp_path.iterdir()) == []
 
 
