@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 import sessionwatch
+from sessionwatch.adapters.entry.watch import SessionWatch
 from sessionwatch.domain.keys import check_key
 from sessionwatch.domain.prompt_origin import classify_claude_code_hook_prompt
 from sessionwatch.domain.text import has_control_character
@@ -173,26 +174,36 @@ def handle_hook(
         raise HookInputError("hook_event_name", "must be a string")
     if event not in EVENTS:
         return None  # an event this hook is not installed for: nothing to do
-    key = session_key(project_dir(hook_input, environ), hook_input.get("session_id"))
-    session_id = hook_input["session_id"]
-    assert isinstance(session_id, str)  # noqa: S101 - checked by session_key
-    prompt = hook_input.get("prompt") if event == "UserPromptSubmit" else None
-    if event == "UserPromptSubmit" and not isinstance(prompt, str):
-        raise HookInputError("prompt", "must be a string")
-    url = store_url(db, environ)
-    with sessionwatch.open(url, sweep_on_open=False, cross_process_wakes=False) as watch:
+    session_id = hook_input.get("session_id")
+    key = session_key(project_dir(hook_input, environ), session_id)
+    prompt = _prompt_of(hook_input) if event == "UserPromptSubmit" else None  # None: SessionStart
+    with sessionwatch.open(store_url(db, environ), sweep_on_open=False, cross_process_wakes=False) as watch:
         if event == "SessionStart" or watch.registry_entry(key) is None:
-            watch.upsert_session(key, session_id=session_id)
-        if event == "SessionStart":
-            return _output(event, session_context(key))
-        assert isinstance(prompt, str)  # noqa: S101 - checked above
-        if classify_claude_code_hook_prompt(prompt, hook_input).origin.is_human:
-            watch.record_human_message(key, channel=CHANNEL, dedupe_key=_dedupe_key(hook_input))
-        shown = within_limit(watch.pending_notices(key))
-        if not shown:
-            return None
-        watch.acknowledge(key, shown)
-    return _output(event, notice_context(shown))
+            watch.upsert_session(key, session_id=str(session_id))
+        if prompt is None:
+            return _output("SessionStart", session_context(key))
+        context = _prompt_submitted(watch, key, prompt, hook_input)
+    return None if context is None else _output("UserPromptSubmit", context)
+
+
+def _prompt_of(hook_input: Mapping[str, object]) -> str:
+    prompt = hook_input.get("prompt")
+    if not isinstance(prompt, str):
+        raise HookInputError("prompt", "must be a string")
+    return prompt
+
+
+def _prompt_submitted(
+    watch: SessionWatch, key: str, prompt: str, hook_input: Mapping[str, object]
+) -> str | None:
+    """Record the prompt if a person typed it; hand over (and acknowledge) the pending notices."""
+    if classify_claude_code_hook_prompt(prompt, hook_input).origin.is_human:
+        watch.record_human_message(key, channel=CHANNEL, dedupe_key=_dedupe_key(hook_input))
+    shown = within_limit(watch.pending_notices(key))
+    if not shown:
+        return None
+    watch.acknowledge(key, shown)
+    return notice_context(shown)
 
 
 def run_hook(
