@@ -82,7 +82,7 @@ def is_our_handler(handler: object) -> bool:
         words = shlex.split(handler["command"])
     except ValueError:
         return False
-    return len(words) >= 3 and Path(words[0]).name == "sessionwatch" and words[1:3] == ["claude-code", "hook"]  # noqa: PLR2004
+    return len(words) >= 3 and Path(words[0]).stem == "sessionwatch" and words[1:3] == ["claude-code", "hook"]  # noqa: PLR2004
 
 
 # ------------------------------------------------------------------------------- JSON text spans

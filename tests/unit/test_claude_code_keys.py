@@ -19,6 +19,7 @@ from sessionwatch.integrations.claude_code import (
     store_url,
     within_limit,
 )
+from sessionwatch.integrations.claude_code_install import is_our_handler
 from sessionwatch.projections.models import Notice
 
 SESSION = "5d3c0f6e-2a41-4b8e-9f0d-7c6b5a4e3d21"
@@ -108,3 +109,22 @@ def test_notices_beyond_the_context_budget_wait_for_the_next_prompt() -> None:
     assert within_limit([]) == []
     huge = _notice("agent:w:" + "k" * 500)
     assert within_limit([huge]) == [huge]
+
+
+@pytest.mark.parametrize(
+    ("command", "ours"),
+    [
+        ("sessionwatch claude-code hook", True),
+        ("sessionwatch claude-code hook --db /srv/s.db", True),
+        ("'/opt/my tools/bin/sessionwatch' claude-code hook", True),
+        ("C:/tools/sessionwatch.exe claude-code hook", True),
+        ("sessionwatch claude-code install", False),
+        ("echo sessionwatch claude-code hook", False),
+        ("$CLAUDE_PROJECT_DIR/.claude/hooks/check.sh", False),
+        ("unbalanced 'quote", False),
+    ],
+)
+def test_a_handler_is_sessionwatchs_when_it_runs_the_hook(command: str, ours: bool) -> None:
+    assert is_our_handler({"type": "command", "command": command}) is ours
+    assert not is_our_handler({"type": "command"})
+    assert not is_our_handler("sessionwatch claude-code hook")
