@@ -30,7 +30,8 @@ from sessionwatch.adapters.entry.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")))
-FENCE = re.compile(r"^```(\w*)\s*$")
+FENCE = re.compile(r"^( *)```(\w*)\s*$")
+"""A fence, at the margin or indented inside a list item (its block is read dedented)."""
 HEADER = re.compile(r"^<!-- docs-test: (.+?) -->$")
 HEADERS = frozenset({"SESSIONWATCH_URL=postgres"})
 EXECUTABLES = frozenset({"sessionwatch", "make", "python", "python3", "pip"})
@@ -61,15 +62,16 @@ def blocks_of(page: Path) -> list[Block]:
         if not opened:
             index += 1
             continue
-        end = next(i for i in range(index + 1, len(lines)) if lines[i].startswith("```"))
-        above = lines[index - 1] if index > 0 else ""
+        indent = len(opened.group(1))
+        end = next(i for i in range(index + 1, len(lines)) if lines[i].lstrip().startswith("```"))
+        above = lines[index - 1].strip() if index > 0 else ""
         header = HEADER.match(above)
         found.append(
             Block(
                 page,
                 index + 1,
-                opened.group(1),
-                "\n".join(lines[index + 1 : end]) + "\n",
+                opened.group(2),
+                "\n".join(line[indent:] for line in lines[index + 1 : end]) + "\n",
                 header.group(1) if header else None,
             )
         )
@@ -84,7 +86,7 @@ def _with_output(block: Block, following: Block | None) -> Block:
     if block.lang != "python" or following is None or following.lang != "text":
         return block
     lines = block.page.read_text(encoding="utf-8").splitlines()
-    end = next(i for i in range(block.line, len(lines)) if lines[i].startswith("```"))
+    end = next(i for i in range(block.line, len(lines)) if lines[i].lstrip().startswith("```"))
     between = lines[end + 1 : following.line - 1]
     if any(line.strip() for line in between):
         return block
