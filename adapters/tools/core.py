@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from sessionwatch.adapters.app.reports import RunRecord
-from sessionwatch.adapters.entry.watch import SessionWatch
+from sessionwatch.adapters.tools.watch_port import ToolsWatch
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSession
 from sessionwatch.domain.keys import SessionIdentity, is_subagent_key
 from sessionwatch.domain.ports import Clock
 from sessionwatch.domain.registry import Route
 from sessionwatch.domain.signals import to_epoch_ms
 from sessionwatch.domain.tools.config import ToolContext, ToolsConfig
-from sessionwatch.domain.tools.errors import InvalidToolInput
+from sessionwatch.domain.tools.errors import InvalidToolInput, ToolForbidden
 from sessionwatch.domain.tools.ports import Models, Runtime, Transcripts
 from sessionwatch.domain.tools.results import RunStatus
 from sessionwatch.domain.tools.session_keys import (
@@ -194,7 +194,7 @@ class ToolsCore:
 
     def __init__(
         self,
-        watch: SessionWatch,
+        watch: ToolsWatch,
         *,
         transcripts: Transcripts,
         runtime: Runtime,
@@ -315,6 +315,27 @@ class ToolsCore:
             subject = ref.input or caller.key
             return Refusal("forbidden", sandbox_not_visible_message(subject), "not_visible", subject)
         return found
+
+    def status_target(
+        self, ctx: ToolContext, raw: str, *, agent_id: str | None = None
+    ) -> tuple[Caller, RegistryEntry]:
+        """The caller and the session `raw` names, when the caller may read its status.
+
+        Raises:
+            UnknownSession: the reference names no session (`Unknown sessionKey|sessionId: <input>`).
+            ToolForbidden: visibility or the agent-to-agent policy denies it.
+        """
+        registry = self.registry()
+        caller = self.caller(ctx, registry)
+        found = self.resolve(caller, registry, raw, agent_id=agent_id)
+        if isinstance(found, Refusal):
+            if found.reason == "not_visible":
+                raise ToolForbidden(found.error)
+            raise unknown_session(found)
+        refusal = self.access("status", caller, identity(found))
+        if refusal is not None:
+            raise ToolForbidden(refusal)
+        return caller, found
 
     @staticmethod
     def is_caller(caller: Caller, entry: RegistryEntry) -> bool:

@@ -24,11 +24,10 @@ from sessionwatch.adapters.tools.core import (
     identity,
     latest_runs,
     run_status,
-    unknown_session,
 )
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.tools.config import ToolContext
-from sessionwatch.domain.tools.errors import InvalidToolInput, ToolForbidden
+from sessionwatch.domain.tools.errors import InvalidToolInput
 from sessionwatch.domain.tools.policy import check_tool_allowed, effective_tools
 from sessionwatch.domain.tools.ports import AnnounceRequest, RunOutcome, RuntimeFailure, Usage
 from sessionwatch.domain.tools.prompts import derived_title
@@ -354,18 +353,9 @@ class SessionTools(ToolsCore):
             message="changesSince must be a non-negative integer",
             field="changesSince",
         )
-        registry = self.registry()
-        caller = self.caller(ctx, registry)
-        found = self.resolve(
-            caller, registry, p.text("session_key") or "current", agent_id=p.text("agent_id")
+        caller, found = self.status_target(
+            ctx, p.text("session_key") or "current", agent_id=p.text("agent_id")
         )
-        if isinstance(found, Refusal):
-            if found.reason == "not_visible":
-                raise ToolForbidden(found.error)
-            raise unknown_session(found)
-        refusal = self.access("status", caller, identity(found))
-        if refusal is not None:
-            raise ToolForbidden(refusal)
         entry, changed = self._apply_model(found, p.get("model")) if p.given("model") else (found, False)
         status = self.watch.session_status(
             entry.session_key, changes_since=changes_since, agent_id=entry.agent_id
