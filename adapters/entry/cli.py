@@ -18,6 +18,7 @@ from typing import NoReturn
 
 from sessionwatch.adapters.entry import cli_claude_code
 from sessionwatch.adapters.entry import cli_commands as run
+from sessionwatch.adapters.entry.cli_mcp import mcp_commands
 from sessionwatch.adapters.entry.cli_store import StoreGuard, StoreUse
 from sessionwatch.adapters.entry.cli_text import (
     EXIT_BROKEN_PIPE,
@@ -191,6 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     _watching_commands(commands, common)
     _history_commands(commands, common)
     cli_claude_code.add_commands(commands, common, main)
+    mcp_commands(commands, common)
     return parser
 
 

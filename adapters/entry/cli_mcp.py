@@ -1,0 +1,126 @@
+"""The `sessionwatch mcp` command: serve one calling session over MCP (the server is in `integrations`).
+
+Shell code only: parse the options, check the session key and the extra, hand over to the server.
+Without the `mcp` extra the command exits 2 naming the install line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Sequence
+from typing import Final, TypeVar
+
+from sessionwatch.adapters.entry.cli_store import StoreUse
+from sessionwatch.adapters.entry.cli_text import EXIT_OK, PROG, CliError
+from sessionwatch.domain.errors import InvalidSignal
+from sessionwatch.domain.keys import resolve_identity
+
+MCP_EXTRA: Final = "pip install 'sessionwatch[mcp]'"
+VISIBILITIES: Final = ("self", "tree", "agent", "all")
+ParserT = TypeVar("ParserT", bound=argparse.ArgumentParser)
+
+
+def mcp_commands(commands: argparse._SubParsersAction[ParserT], common: Sequence[ParserT]) -> None:
+    """Add `mcp` to the command line's sub-commands (`common`: the global options)."""
+    mcp = commands.add_parser(
+        "mcp",
+        parents=common,
+        allow_abbrev=False,
+        help="serve one session's tools and notices over MCP (stdio or Streamable HTTP)",
+        description="An MCP server for one calling session (--session): the tools session_status, "
+        "sessions_list, sessions_watch, sessions_unwatch and session_notices, and the resource "
+        "sessionwatch://notices/SESSION, whose subscribers hear (notifications/resources/updated) when "
+        "a notice opens for the session. Another process's records reach it at once on PostgreSQL, and "
+        f"within --poll-interval seconds on SQLite. Needs the mcp extra: {MCP_EXTRA}.",
+    )
+    mcp.set_defaults(handler=mcp_command, store_use=StoreUse.CREATE)
+    mcp.add_argument(
+        "--session",
+        required=True,
+        metavar="KEY",
+        help="the calling session the server serves, agent:ID:REST (a bare key needs --agent, and is "
+        "never notified); registered in the store if it is new",
+    )
+    mcp.add_argument(
+        "--agent", metavar="ID", help="the session's agent id (required for a bare --session key)"
+    )
+    mcp.add_argument(
+        "--transport",
+        choices=("stdio", "http"),
+        default="stdio",
+        help="stdio (default: the client starts this command) or http (Streamable HTTP at http://HOST:PORT/mcp)",
+    )
+    mcp.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address HTTP listens on (default 127.0.0.1: this machine only)",
+    )
+    mcp.add_argument(
+        "--port",
+        default="8000",
+        metavar="N",
+        help="the HTTP port (default 8000; 0: any free port, printed on stderr)",
+    )
+    mcp.add_argument(
+        "--poll-interval",
+        default="2",
+        metavar="SECONDS",
+        help="how often to read the session's pending notices, for records no wake announces (another "
+        "process on SQLite, a subagent session); default 2, 0 turns it off",
+    )
+    mcp.add_argument(
+        "--visibility",
+        choices=VISIBILITIES,
+        default="tree",
+        help="which sessions the tools show: self, tree (default: the session and its spawn subtree), "
+        "agent (every session of its agent) or all",
+    )
+
+
+def _number(text: str, option: str, *, integer: bool) -> float:
+    try:
+        value = float(int(text)) if integer else float(text)
+    except ValueError:
+        kind = "an integer" if integer else "a number"
+        raise CliError(f"{option}: must be {kind}, not {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise CliError(f"{option}: must be >= 0, not {text!r}")
+    return value
+
+
+def mcp_command(args: argparse.Namespace) -> int:
+    """`mcp --session KEY`: serve until the client goes away (stdio) or the process is stopped (HTTP)."""
+    port = int(_number(args.port, "--port", integer=True))
+    if port > 65535:  # noqa: PLR2004 - the highest TCP port
+        raise CliError(f"--port: must be at most 65535, not {args.port!r}")
+    poll = _number(args.poll_interval, "--poll-interval", integer=False)
+    try:
+        identity = resolve_identity(args.session, args.agent, field="session")
+    except InvalidSignal as exc:
+        if exc.field == "session":
+            raise CliError(f"--session: {exc.reason}") from None
+        raise
+    try:
+        from sessionwatch.integrations import mcp  # noqa: PLC0415 - the extra loads only for this command
+    except ImportError as exc:
+        raise CliError(f"mcp needs the mcp extra ({exc.name or exc} is missing): {MCP_EXTRA}") from None
+
+    def announce(url: str) -> None:
+        print(f"{PROG} mcp: serving {identity.session_key} at {url}", file=sys.stderr, flush=True)
+
+    mcp.run(
+        mcp.ServerOptions(
+            url=args.db,
+            session=identity.session_key,
+            agent_id=identity.agent_id,
+            transport=args.transport,
+            host=args.host,
+            port=port,
+            poll_interval=poll,
+            visibility=args.visibility,
+            announce=announce,
+        )
+    )
+    return EXIT_OK
