@@ -140,6 +140,8 @@ class NoticeFeed:
                 await self.check()
             except StoreError as exc:
                 logger.warning("reading the pending notices failed: %s", exc)
+            except Exception:  # the poll outlives one bad round; the log keeps the traceback
+                logger.exception("checking the pending notices failed")
 
 
 class _FeedWaker:
