@@ -301,9 +301,10 @@ async def _serve_http(server: Server[Any], options: ServerOptions) -> None:
     listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         listening.bind((options.host, options.port))
-    except OSError:
+    except OSError as exc:
         listening.close()
-        raise
+        where = f"{options.host}:{options.port}"
+        raise OSError(f"cannot listen on {where}: {exc.strerror or exc}") from None
     port = listening.getsockname()[1]
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
     if options.announce is not None:
