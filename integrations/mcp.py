@@ -301,6 +301,7 @@ async def _serve_http(server: Server[Any], options: ServerOptions) -> None:
     listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         listening.bind((options.host, options.port))
+        listening.listen(socket.SOMAXCONN)  # connections wait in the backlog from the announcement on
     except OSError as exc:
         listening.close()
         where = f"{options.host}:{options.port}"
