@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from sessionwatch.domain.messages import checked_model
+from sessionwatch.domain.notice_links import NoticeLinks
 from sessionwatch.domain.registry import EMPTY_META, SessionMeta
 from sessionwatch.domain.session import SessionState, SignalRecorded
 from sessionwatch.domain.signals import (
@@ -201,14 +202,15 @@ class Notice(WireModel):
     text: str
 
     @classmethod
-    def from_state(cls, state: CursorState) -> Notice:
-        """The notice of a cursor with `N > L`."""
+    def from_state(cls, state: CursorState, links: NoticeLinks | None = None) -> Notice:
+        """The notice of a cursor with `N > L`; with `links`, its text links the target when it can."""
+        link = links.link(state.target_key) if links is not None else None
         return cls(
             watcher=state.watcher,
             target=state.target_key,
             target_agent_id=state.target_agent_id,
             last_seen=state.last_seen,
-            text=notice_text(state.target_key, state.last_seen),
+            text=notice_text(state.target_key, state.last_seen, link=link),
         )
 
 

@@ -33,6 +33,7 @@ from sessionwatch.adapters.stores.archive import JsonlArchive
 from sessionwatch.adapters.stores.port import SignalStore, StoreError, WriteTransaction
 from sessionwatch.adapters.upstream.monitor import Monitors
 from sessionwatch.domain.keys import is_subagent_key
+from sessionwatch.domain.notice_links import NoticeLinks
 from sessionwatch.domain.ports import AsyncWaker, Clock, Waker
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.signals import to_epoch_ms
@@ -115,11 +116,19 @@ class Core:
     """When this process last saw a prune run (the throttle's start, ADR-0008)."""
     telemetry: Telemetry = NO_TELEMETRY
     """Spans and metrics (ADR-0037); the no-op unless OpenTelemetry is installed and set up."""
+    notice_links: NoticeLinks | None = None
+    """The host's link template for notice texts (ADR-0044); None: notices carry no link."""
     closed: bool = False
 
     @classmethod
     def build(
-        cls, store: SignalStore, *, clock: Clock, waker: Waker | AsyncWaker | None, retention: Retention
+        cls,
+        store: SignalStore,
+        *,
+        clock: Clock,
+        waker: Waker | AsyncWaker | None,
+        retention: Retention,
+        notice_links: NoticeLinks | None = None,
     ) -> Core:
         """A core over `store`; the prune throttle counts from the last prune, else from now."""
         return cls(
@@ -135,6 +144,7 @@ class Core:
             monitors=Monitors(),
             last_prune_ms=store.last_prune_ms() or to_epoch_ms(clock.now()),
             telemetry=telemetry_for(store),
+            notice_links=notice_links,
         )
 
     @property

@@ -88,7 +88,9 @@ def cursor(
 def pending_notices(core: Core, watcher_key: object) -> list[Notice]:
     """The watcher's pending notices, one per stale target, without acknowledging them."""
     watcher = query_key(watcher_key, "watcher_key")
-    return [Notice.from_state(c) for c in core.store.cursors_of(watcher, pending_only=True)]
+    return [
+        Notice.from_state(c, core.notice_links) for c in core.store.cursors_of(watcher, pending_only=True)
+    ]
 
 
 def drain(core: Core, watcher_key: object) -> Work[tuple[list[CursorState], list[CursorState]], list[Notice]]:
@@ -102,7 +104,7 @@ def drain(core: Core, watcher_key: object) -> Work[tuple[list[CursorState], list
     def finish(outcome: tuple[list[CursorState], list[CursorState]]) -> Done[list[Notice]]:
         pending, follow_ups = outcome
         return Done(
-            [Notice.from_state(c) for c in pending],
+            [Notice.from_state(c, core.notice_links) for c in pending],
             wakes_of(follow_ups),
             opened=len(follow_ups),
             acknowledged=len(pending),

@@ -38,6 +38,7 @@ from sessionwatch.adapters.stores.port import CrossProcessWakes, SignalStore, St
 from sessionwatch.adapters.upstream.aio_bridge import upstream_pass
 from sessionwatch.adapters.upstream.aio_monitor import AsyncMonitorHandle
 from sessionwatch.adapters.upstream.monitor import PublishGate
+from sessionwatch.domain.notice_links import check_notice_links
 from sessionwatch.domain.ports import (
     AsyncTranscripts,
     AsyncUpstreamProvider,
@@ -93,10 +94,15 @@ class AsyncSessionWatch:
         waker: Waker | AsyncWaker | None = None,
         retention: Retention | None = None,
         cross_process_wakes: bool = True,
+        notice_links: str | None = None,
     ) -> None:
         loop = OPENING_FOR.get() or asyncio.get_running_loop()
         self._core = Core.build(
-            store, clock=clock or SystemClock(), waker=waker, retention=retention or Retention()
+            store,
+            clock=clock or SystemClock(),
+            waker=waker,
+            retention=retention or Retention(),
+            notice_links=check_notice_links(notice_links),
         )
         self._scheduler = LoopScheduler(self._core, loop)
         self._loop = loop

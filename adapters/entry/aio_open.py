@@ -8,6 +8,7 @@ from typing import Literal
 
 from sessionwatch.adapters.entry.aio import OPENING_FOR, AsyncSessionWatch
 from sessionwatch.adapters.stores.factory import open_store
+from sessionwatch.domain.notice_links import check_notice_links
 from sessionwatch.domain.ports import AsyncWaker, Clock, Waker
 from sessionwatch.domain.retention import Retention
 
@@ -21,13 +22,17 @@ async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
     sweep_on_open: bool = True,
     retention: Retention | None = None,
     cross_process_wakes: bool = True,
+    notice_links: str | None = None,
 ) -> AsyncSessionWatch:
     """Open sessionwatch on the store `url` names, for the running loop (the store opens off the loop).
 
     The same arguments as `sessionwatch.open()`; the restart sweep runs once unless `sweep_on_open=False`.
     """
+    check_notice_links(notice_links)  # a malformed template opens no store
     store = await asyncio.to_thread(functools.partial(open_store, url, synchronous=synchronous))
-    build = functools.partial(AsyncSessionWatch, store, clock=clock, waker=waker, retention=retention)
+    build = functools.partial(
+        AsyncSessionWatch, store, clock=clock, waker=waker, retention=retention, notice_links=notice_links
+    )
     opening = OPENING_FOR.set(asyncio.get_running_loop())  # the thread below runs in a copy of this context
     try:  # building reads the store and may connect the cross-process listener: off the loop
         watch = await asyncio.to_thread(build, cross_process_wakes=cross_process_wakes)

@@ -35,6 +35,7 @@ from sessionwatch.adapters.stores.factory import open_store
 from sessionwatch.adapters.stores.port import CrossProcessWakes, SignalStore
 from sessionwatch.adapters.upstream.monitor import MonitorHandle
 from sessionwatch.domain.errors import InvalidQuery
+from sessionwatch.domain.notice_links import check_notice_links
 from sessionwatch.domain.ports import Clock, Transcripts, UpstreamProvider, Waker
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.session import SessionState
@@ -70,11 +71,16 @@ class SessionWatch:
         waker: Waker | None = None,
         retention: Retention | None = None,
         cross_process_wakes: bool = True,
+        notice_links: str | None = None,
     ) -> None:
         if is_async_waker(waker):
             raise InvalidQuery("waker", "is async: its wakes need an event loop, use sessionwatch.aio.open()")
         self._core = Core.build(
-            store, clock=clock or SystemClock(), waker=waker, retention=retention or Retention()
+            store,
+            clock=clock or SystemClock(),
+            waker=waker,
+            retention=retention or Retention(),
+            notice_links=check_notice_links(notice_links),
         )
         self._scheduler = CallerScheduler(self._core)
         self.startup_sweep: SweepReport | None = None
@@ -512,16 +518,24 @@ def open_watch(
     sweep_on_open: bool = True,
     retention: Retention | None = None,
     cross_process_wakes: bool = True,
+    notice_links: str | None = None,
 ) -> SessionWatch:
     """Open sessionwatch on the store `url` names (`None`: `$SESSIONWATCH_URL` or `./sessionwatch.db`).
 
     The restart sweep and its forced prune run once unless `sweep_on_open=False`.
     `cross_process_wakes=False` keeps a PostgreSQL store from waking `waker` for other processes.
+    `notice_links` (a template naming `{agent_id}` and `{rest_path}`) links each notice to its target.
     """
+    check_notice_links(notice_links)  # a malformed template opens no store
     store = open_store(url, synchronous=synchronous)
     try:
         watch = SessionWatch(
-            store, clock=clock, waker=waker, retention=retention, cross_process_wakes=cross_process_wakes
+            store,
+            clock=clock,
+            waker=waker,
+            retention=retention,
+            cross_process_wakes=cross_process_wakes,
+            notice_links=notice_links,
         )
     except BaseException:
         store.close()

@@ -1,0 +1,47 @@
+"""The notice link template: checked once at open, and the link each kind of key gets."""
+
+from __future__ import annotations
+
+import pytest
+
+from sessionwatch import InvalidQuery
+from sessionwatch.domain.notice_links import check_notice_links, key_segments
+
+
+def test_no_template_means_no_links() -> None:
+    assert check_notice_links(None) is None
+
+
+def test_a_template_may_repeat_a_placeholder_and_escape_braces() -> None:
+    links = check_notice_links("/c/{agent_id}/{rest_path}#{{{agent_id}}}")
+    assert links is not None
+    assert links.link("agent:ops:a:b") == "/c/ops/a/b#{ops}"
+
+
+def test_an_agent_id_is_one_percent_encoded_segment() -> None:
+    links = check_notice_links("/c/{agent_id}/{rest_path}")
+    assert links is not None
+    assert links.link("agent:é x:main") == "/c/%C3%A9%20x/main"
+
+
+@pytest.mark.parametrize(
+    ("key", "segments"),
+    [
+        ("agent:main:main", ("main", ["main"])),
+        ("agent:main:subagent:x", ("main", ["subagent", "x"])),
+        ("agent:main:...", ("main", ["..."])),
+        ("agent::main", None),
+        ("agent:main:a::b", None),
+        ("agent:main:..", None),
+        ("agent:.:main", None),
+        ("global", None),
+        ("Agent:main:x", None),
+    ],
+)
+def test_key_segments_refuse_empty_and_dot_segments(key: str, segments: object) -> None:
+    assert key_segments(key) == segments
+
+
+def test_the_error_names_notice_links_and_what_is_missing() -> None:
+    with pytest.raises(InvalidQuery, match=r"^notice_links: must name \{rest_path\}$"):
+        check_notice_links("/c/{agent_id}")
