@@ -45,6 +45,15 @@ NOTIFYING_KINDS = frozenset(
 )
 """Kinds that make a watcher's view stale; `child_spawned` seeds instead."""
 
+TERMINAL_RUN_KINDS = frozenset({SignalKind.RUN_COMPLETED, SignalKind.RUN_FAILED})
+"""A run's end: log-only unless a store is opened with terminal runs notifying."""
+
+
+def notifying_kinds(*, terminal_runs: bool) -> frozenset[SignalKind]:
+    """The kinds that notify watchers: `NOTIFYING_KINDS`, and a run's end when `terminal_runs`."""
+    return NOTIFYING_KINDS | TERMINAL_RUN_KINDS if terminal_runs else NOTIFYING_KINDS
+
+
 PAYLOAD_KEYS: dict[SignalKind, frozenset[str]] = {
     SignalKind.HUMAN_DIRECT_MESSAGE: frozenset({"turns", "channel"}),
     SignalKind.GOAL_CHANGED: frozenset({"status"}),

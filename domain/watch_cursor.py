@@ -307,14 +307,17 @@ def can_watch(watcher: str) -> bool:
 
 
 def notified_watchers(
-    signal: SignalRecorded, producer_watchers: Collection[str], holders: Collection[str]
+    signal: SignalRecorded,
+    producer_watchers: Collection[str],
+    holders: Collection[str],
+    notifying: frozenset[SignalKind] = NOTIFYING_KINDS,
 ) -> list[str]:
-    """Who a notifying signal reaches.
+    """Who a notifying signal reaches (`notifying`: the kinds that notify, see `notifying_kinds`).
 
     Producer watchers and registered holders, deduplicated, non-agent-qualified keys dropped, and
     never the signal's own actor (self-suppression) nor the target itself (no self-watch).
     """
-    if signal.kind not in NOTIFYING_KINDS or not (producer_watchers or holders):
+    if signal.kind not in notifying or not (producer_watchers or holders):
         return []
     seen: dict[str, None] = {}
     for watcher in (*producer_watchers, *holders):
@@ -329,15 +332,17 @@ def react(
     *,
     held_by_session: Sequence[CursorKey] = (),
     at_ms: int,
+    notifying: frozenset[SignalKind] = NOTIFYING_KINDS,
 ) -> list[ImpliedCommand]:
     """Which cursor commands a stored Session event implies (the notice protocol).
 
     `cursors_on_target` are the cursors on the event's session by watcher key; `held_by_session`
-    are the cursors the event's session holds as watcher (for reset and delete clean-up).
+    are the cursors the event's session holds as watcher (for reset and delete clean-up);
+    `notifying` the kinds that notify (the store's setting, see `notifying_kinds`).
     """
     match event:
         case SignalRecorded():
-            return _react_to_signal(event, cursors_on_target, at_ms)
+            return _react_to_signal(event, cursors_on_target, at_ms, notifying)
         case SessionReset():
             return [_drop(key, at_ms) for key in held_by_session]
         case SessionDeleted():
@@ -367,7 +372,10 @@ def signal_may_react(signal: SignalRecorded, cursors_on_target: Mapping[str, Cur
 
 
 def _react_to_signal(
-    signal: SignalRecorded, cursors_on_target: Mapping[str, CursorState], at_ms: int
+    signal: SignalRecorded,
+    cursors_on_target: Mapping[str, CursorState],
+    at_ms: int,
+    notifying: frozenset[SignalKind],
 ) -> list[ImpliedCommand]:
     if not signal_may_react(signal, cursors_on_target):
         return []
@@ -388,7 +396,7 @@ def _react_to_signal(
         ObserveMaterialSignal(
             watcher=w, target_key=key, target_agent_id=agent, at_ms=at_ms, sequence=sequence
         )
-        for w in notified_watchers(signal, signal.watchers, cursors_on_target)
+        for w in notified_watchers(signal, signal.watchers, cursors_on_target, notifying)
     ]
 
 

@@ -32,6 +32,7 @@ from sessionwatch.domain.signals import (
     MAX_SUMMARY_LENGTH,
     NOTIFYING_KINDS,
     PAYLOAD_KEYS,
+    SignalKind,
     check_summary,
 )
 from sessionwatch.domain.watch_cursor import CursorState
@@ -82,15 +83,21 @@ class Replay:
     events_replayed: int = 0
 
 
-def replay(events: Iterable[DomainEvent], *, progress: Callable[[int], None] | None = None) -> Replay:
+def replay(
+    events: Iterable[DomainEvent],
+    *,
+    progress: Callable[[int], None] | None = None,
+    notifying: frozenset[SignalKind] = NOTIFYING_KINDS,
+) -> Replay:
     """Fold the history into fresh read models, reporting every head that goes down.
 
     Only a prune checkpoint can lower a head in a replay (a signal raises it to at most its own
     sequence, a deletion forgets the identity), so each checkpoint is checked against the heads
     the replay had reached. `progress(n)` is called every 1,000 events replayed, and at the end.
+    `notifying` is the store's set of kinds that notify (`signals.notifying_kinds`).
     """
     result = Replay()
-    projection = Projection()
+    projection = Projection(notifying=notifying)
     count = 0
     for event in events:
         if isinstance(event, SignalsPruned):
@@ -121,7 +128,9 @@ def _check_checkpoint(
             )
 
 
-def compare(stored: ReadModel, rebuilt: ReadModel) -> list[Violation]:
+def compare(
+    stored: ReadModel, rebuilt: ReadModel, *, notifying: frozenset[SignalKind] = NOTIFYING_KINDS
+) -> list[Violation]:
     """Diff the stored read models with the rebuilt ones, then check the invariants on the stored ones.
 
     Where they differ, the invariants are checked on the rebuilt ones too: the history itself may
@@ -129,10 +138,12 @@ def compare(stored: ReadModel, rebuilt: ReadModel) -> list[Violation]:
     """
     found = list(_diff(stored, rebuilt))
     mismatched = bool(found)
-    found.extend(check_invariants(stored))
+    found.extend(check_invariants(stored, notifying=notifying))
     if mismatched:
         known = {(v.kind, v.detail) for v in found}
-        found.extend(v for v in check_invariants(rebuilt) if (v.kind, v.detail) not in known)
+        found.extend(
+            v for v in check_invariants(rebuilt, notifying=notifying) if (v.kind, v.detail) not in known
+        )
     return found
 
 
@@ -259,8 +270,10 @@ def head_violations(identity: SessionIdentity, state: SessionState, newest: int)
     return found
 
 
-def check_invariants(model: ReadModel) -> list[Violation]:
-    """The audit's invariants on one read model."""
+def check_invariants(
+    model: ReadModel, *, notifying: frozenset[SignalKind] = NOTIFYING_KINDS
+) -> list[Violation]:
+    """The audit's invariants on one read model (`notifying`: the kinds a notice may be for)."""
     found: list[Violation] = []
     for identity, state in model.sessions.items():
         log = model.signals.get(identity, ())
@@ -272,7 +285,7 @@ def check_invariants(model: ReadModel) -> list[Violation]:
             if not (plain and summary and not summary.isspace()) and _carries_text(signal):
                 found.append(_message_text(signal))
     for cursor in model.all_cursors():
-        found.extend(_cursor_violations(cursor, model.signals.get(cursor.key.target, ())))
+        found.extend(_cursor_violations(cursor, model.signals.get(cursor.key.target, ()), notifying))
     return found
 
 
@@ -303,7 +316,9 @@ def _message_text(signal: SignalRecorded) -> Violation:
     )
 
 
-def _cursor_violations(cursor: CursorState, target_log: Sequence[SignalRecorded]) -> Iterator[Violation]:
+def _cursor_violations(
+    cursor: CursorState, target_log: Sequence[SignalRecorded], notifying: frozenset[SignalKind]
+) -> Iterator[Violation]:
     where = f"{cursor.watcher} on {_name(cursor.key.target)}"
     keys = (cursor.watcher, cursor.target_key)
     if not cursor.last_seen <= cursor.notified <= cursor.material:
@@ -318,7 +333,7 @@ def _cursor_violations(cursor: CursorState, target_log: Sequence[SignalRecorded]
     if at == len(target_log) or target_log[at].sequence != cursor.notified:
         return  # a pruned signal cannot be checked
     signal = target_log[at]
-    if signal.kind not in NOTIFYING_KINDS:
+    if signal.kind not in notifying:
         yield Violation(
             kind="notice_log_only",
             detail=f"{where}: pending for {signal.kind.value} at sequence {signal.sequence}",

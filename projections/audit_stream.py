@@ -26,7 +26,7 @@ from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.retention import SignalsPruned
 from sessionwatch.domain.session import SessionDeleted, SignalRecorded
-from sessionwatch.domain.signals import MAX_SUMMARY_LENGTH
+from sessionwatch.domain.signals import MAX_SUMMARY_LENGTH, NOTIFYING_KINDS, SignalKind
 from sessionwatch.projections.audit import (
     Replay,
     Violation,
@@ -76,6 +76,7 @@ class _Side:
     """What the invariants need of one side's signals, gathered as they stream by."""
 
     pointed: set[tuple[SessionIdentity, int]]  # the signals pending notices point at
+    notifying: frozenset[SignalKind]  # the kinds a notice may be for
     newest: dict[SessionIdentity, int] = field(default_factory=dict)
     texts: list[Violation] = field(default_factory=list)
     found: dict[tuple[SessionIdentity, int], SignalRecorded] = field(default_factory=dict)
@@ -101,7 +102,9 @@ class _Side:
         found.extend(self.texts)
         for cursor in model.all_cursors():
             pointed = self.found.get((cursor.key.target, cursor.notified))
-            found.extend(_cursor_violations(cursor, (pointed,) if pointed is not None else ()))
+            found.extend(
+                _cursor_violations(cursor, (pointed,) if pointed is not None else (), self.notifying)
+            )
         return found
 
 
@@ -129,10 +132,10 @@ def _signal_diff(have: SignalRecorded | None, want: SignalRecorded | None) -> It
 
 
 def _first_pass(
-    events: Iterable[DomainEvent], progress: Callable[[int], None] | None
+    events: Iterable[DomainEvent], progress: Callable[[int], None] | None, notifying: frozenset[SignalKind]
 ) -> tuple[Replay, _Removals]:
     result, removals = Replay(), _Removals()
-    projection = SignalFreeProjection()
+    projection = SignalFreeProjection(notifying=notifying)
     count = 0
     for position, event in enumerate(events):
         if isinstance(event, SignalsPruned):
@@ -159,16 +162,18 @@ def audit(
     *,
     stored_dedupe: Mapping[str, tuple[SessionIdentity, int]] | None = None,
     progress: Callable[[int], None] | None = None,
+    notifying: frozenset[SignalKind] = NOTIFYING_KINDS,
 ) -> tuple[list[Violation], int] | None:
     """The violations and the events replayed, or None when the retained signals are out of order.
 
     `replay` gives the stored events afresh on each call; `tables` is the stored read model
     without signals (`StoreSnapshot.tables`), `stored_signals` the stored signals ascending, and
-    `stored_dedupe` the store's dedupe index where it is kept apart from them (else it is theirs).
+    `stored_dedupe` the store's dedupe index where it is kept apart from them (else it is theirs);
+    `notifying` is the store's set of kinds that notify (`signals.notifying_kinds`).
     """
-    history, removals = _first_pass(replay(), progress)
+    history, removals = _first_pass(replay(), progress, notifying)
     rebuilt = history.rebuilt
-    have_side, want_side = _Side(_pointed(tables)), _Side(_pointed(rebuilt))
+    have_side, want_side = _Side(_pointed(tables), notifying), _Side(_pointed(rebuilt), notifying)
     signal_found: list[Violation] = []
     retained = (
         e for p, e in enumerate(replay()) if isinstance(e, SignalRecorded) and removals.retained(p, e)

@@ -23,6 +23,7 @@ from sessionwatch.domain.session import (
     SessionUpserted,
     SignalRecorded,
 )
+from sessionwatch.domain.signals import NOTIFYING_KINDS, SignalKind
 from sessionwatch.domain.upstream import (
     UpstreamLinked,
     UpstreamLinkState,
@@ -108,19 +109,30 @@ def apply_cursor_facts(cursors: CursorsByTarget, facts: Iterable[CursorFact]) ->
     return out
 
 
-def implied_facts(model: ReadModel, event: SessionEvent) -> list[CursorFact]:
-    """The cursor facts a stored Session event implies, decided against the cursors before it."""
-    return implied_facts_in(model.cursors, event)
+def implied_facts(
+    model: ReadModel, event: SessionEvent, notifying: frozenset[SignalKind] = NOTIFYING_KINDS
+) -> list[CursorFact]:
+    """The cursor facts a stored Session event implies, decided against the cursors before it.
+
+    `notifying` is the store's set of kinds that notify (`signals.notifying_kinds`).
+    """
+    return implied_facts_in(model.cursors, event, notifying=notifying)
 
 
 def implied_facts_in(
-    cursors: CursorsByTarget, event: SessionEvent, identity: SessionIdentity | None = None
+    cursors: CursorsByTarget,
+    event: SessionEvent,
+    identity: SessionIdentity | None = None,
+    *,
+    notifying: frozenset[SignalKind] = NOTIFYING_KINDS,
 ) -> list[CursorFact]:
     """`implied_facts` over the cursors alone (`identity`: the event's, when the caller has it)."""
     identity = identity or SessionIdentity(event.session_key, event.agent_id)
     at_ms = event.recorded_at_ms if isinstance(event, SignalRecorded) else 0
     held = held_by(cursors, identity) if isinstance(event, SessionReset | SessionDeleted) else ()
-    commands = watch_cursor.react(event, cursors.get(identity, {}), held_by_session=held, at_ms=at_ms)
+    commands = watch_cursor.react(
+        event, cursors.get(identity, {}), held_by_session=held, at_ms=at_ms, notifying=notifying
+    )
     if not commands:
         return []
     facts: list[CursorFact] = []
@@ -186,8 +198,12 @@ class Projection:
     (`session.raises_head_only`) builds that session's new state once, when it is next read.
     """
 
-    def __init__(self, model: ReadModel | None = None) -> None:
+    def __init__(
+        self, model: ReadModel | None = None, *, notifying: frozenset[SignalKind] = NOTIFYING_KINDS
+    ) -> None:
         base = model or ReadModel()
+        self.notifying = notifying
+        """The kinds that notify watchers, the store's setting (`signals.notifying_kinds`)."""
         self._sessions = base.sessions
         self._signals: Mapping[SessionIdentity, Sequence[SignalRecorded]] = base.signals
         self._dedupe = base.dedupe
@@ -268,7 +284,7 @@ class Projection:
                 return self._apply_signal(event)
             case SessionUpserted() | SessionMetaUpdated() | SessionReset() | SessionDeleted():
                 identity = SessionIdentity(event.session_key, event.agent_id)
-                implied = implied_facts_in(self._cursors, event, identity)
+                implied = implied_facts_in(self._cursors, event, identity, notifying=self.notifying)
                 if implied:
                     self._cursors = apply_cursor_facts(self._cursors, implied)
                 self._apply_session_event(event, identity)
@@ -300,7 +316,7 @@ class Projection:
         identity = SessionIdentity(event.session_key, event.agent_id)
         implied: list[CursorFact] = []
         if watch_cursor.signal_may_react(event, self._cursors.get(identity)):
-            implied = implied_facts_in(self._cursors, event, identity)
+            implied = implied_facts_in(self._cursors, event, identity, notifying=self.notifying)
             if implied:
                 self._cursors = apply_cursor_facts(self._cursors, implied)
         state = self._sessions.get(identity)
@@ -379,16 +395,23 @@ class Projection:
         self._own_logs = set()
 
 
-def evolve_read_model(model: ReadModel, event: DomainEvent) -> ReadModel:
+def evolve_read_model(
+    model: ReadModel, event: DomainEvent, notifying: frozenset[SignalKind] = NOTIFYING_KINDS
+) -> ReadModel:
     """Apply one stored event to every view (the projection), never raising."""
-    projection = Projection(model)
+    projection = Projection(model, notifying=notifying)
     projection.apply(event)
     return projection.build()
 
 
-def fold(events: Iterable[DomainEvent], model: ReadModel | None = None) -> ReadModel:
+def fold(
+    events: Iterable[DomainEvent],
+    model: ReadModel | None = None,
+    *,
+    notifying: frozenset[SignalKind] = NOTIFYING_KINDS,
+) -> ReadModel:
     """Replay events from `model` (or empty) in order."""
-    projection = Projection(model)
+    projection = Projection(model, notifying=notifying)
     for event in events:
         projection.apply(event)
     return projection.build()

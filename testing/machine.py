@@ -24,7 +24,6 @@ from sessionwatch.domain.signals import Actor, SignalKind
 from sessionwatch.projections.models import Notice
 from sessionwatch.testing.fakes import FakeClock, RecordingWaker
 from sessionwatch.testing.model import (
-    NOTIFYING_KINDS,
     Identity,
     NoticeModel,
     Pair,
@@ -115,12 +114,16 @@ class SessionWatchMachine(RuleBasedStateMachine):
     does. Set False for a store that does not outlive `close()`: the rule then runs the restart
     sweep on the open watch instead (as it always does for a `memory://` store)."""
 
+    notify_terminal_runs: ClassVar[bool] = False
+    """Whether the store under test notifies for `run_completed` and `run_failed`: set True, and
+    open it with `notify_terminal_runs=True` in `open_watch`, to check that setting."""
+
     def __init__(self) -> None:
         super().__init__()
         self.tmp_path = Path(tempfile.mkdtemp(prefix="sessionwatch-machine-"))
         self.clock = FakeClock()
         self.waker = RecordingWaker()
-        self.model = NoticeModel()
+        self.model = NoticeModel(notify_terminal_runs=self.notify_terminal_runs)
         self.last_sequence = 0
         try:
             self.watch = self.open_watch(self.clock, self.waker)
@@ -135,7 +138,9 @@ class SessionWatchMachine(RuleBasedStateMachine):
         then). Pass `clock` and `waker` on (a host waker may wrap `waker`); keep the restart
         sweep on (the `open()` default) and a retention that prunes nothing within days.
         """
-        return sessionwatch.open("memory://", clock=clock, waker=waker)
+        return sessionwatch.open(
+            "memory://", clock=clock, waker=waker, notify_terminal_runs=self.notify_terminal_runs
+        )
 
     def teardown(self) -> None:
         """Close the watch and remove `tmp_path`."""
@@ -169,15 +174,16 @@ class SessionWatchMachine(RuleBasedStateMachine):
         opened = self.model.record(target, signal.sequence, kind, actor, producers)
         after = self.stored()
         calls = set(self.waker.take())
-        if kind.value not in NOTIFYING_KINDS and kind is not SignalKind.CHILD_SPAWNED:
+        notifying = self.model.notifying
+        if kind.value not in notifying and kind is not SignalKind.CHILD_SPAWNED:
             _expect(after, before, f"cursors after a log-only {kind.value}")
-        if actor.actor_type == "agent" and actor.actor_id is not None and kind.value in NOTIFYING_KINDS:
+        if actor.actor_type == "agent" and actor.actor_id is not None and kind.value in notifying:
             mine = (actor.actor_id, key, agent)
             _expect(after.get(mine), before.get(mine), "the actor's own cursor after a self-caused signal")
         touched = {w for (w, k, a), lnm in after.items() if (k, a) == target and before.get((w, k, a)) != lnm}
         may_wake = {(w, wake_reason(key)) for w in touched if not is_subagent(w)}
         must_wake = {(w, wake_reason(key)) for w in opened if not is_subagent(w)}
-        if kind.value in NOTIFYING_KINDS:
+        if kind.value in notifying:
             _require(
                 must_wake <= calls <= may_wake,
                 f"wakes {sorted(calls)}: must include {sorted(must_wake)}, may include {sorted(may_wake)}",

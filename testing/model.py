@@ -20,6 +20,9 @@ Positions: TypeAlias = tuple[int, int, int]
 NOTIFYING_KINDS = frozenset({"human_direct_message", "upstream_missing", "goal_changed"})
 """The kinds whose signal owes the session's watchers a notice; the others are logged only."""
 
+TERMINAL_RUN_KINDS = frozenset({"run_completed", "run_failed"})
+"""A run's end: it notifies too on a store opened with `notify_terminal_runs=True`."""
+
 _QUALIFIED_PARTS = 3  # agent, id, rest
 
 
@@ -53,7 +56,9 @@ class NoticeModel:
     domain functions.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, notify_terminal_runs: bool = False) -> None:
+        self.notifying = NOTIFYING_KINDS | TERMINAL_RUN_KINDS if notify_terminal_runs else NOTIFYING_KINDS
+        """The kinds that notify on the store under test."""
         self.cursors: dict[Pair, Positions] = {}
         self.heads: dict[Identity, int] = {}
         self.known: set[Identity] = set()
@@ -76,7 +81,7 @@ class NoticeModel:
                 # a spawn seeds its requester's cursor at the spawn, nothing pending
                 self.cursors[(requester, key, agent)] = (sequence, sequence, sequence)
             return set()
-        if kind.value not in NOTIFYING_KINDS:
+        if kind.value not in self.notifying:
             return set()
         holders = [w for (w, k, a) in self.cursors if (k, a) == target]
         opened = set()

@@ -36,7 +36,7 @@ from sessionwatch.domain.keys import is_subagent_key
 from sessionwatch.domain.notice_links import NoticeLinks
 from sessionwatch.domain.ports import AsyncWaker, Clock, Waker
 from sessionwatch.domain.retention import Retention
-from sessionwatch.domain.signals import to_epoch_ms
+from sessionwatch.domain.signals import NOTIFYING_KINDS, SignalKind, notifying_kinds, to_epoch_ms
 from sessionwatch.domain.watch_cursor import CursorKey, CursorState, MaterialSignalSeen
 
 logger = logging.getLogger("sessionwatch")
@@ -118,6 +118,8 @@ class Core:
     """Spans and metrics (ADR-0037); the no-op unless OpenTelemetry is installed and set up."""
     notice_links: NoticeLinks | None = None
     """The host's link template for notice texts (ADR-0044); None: notices carry no link."""
+    notifying: frozenset[SignalKind] = NOTIFYING_KINDS
+    """The kinds that notify watchers on this store, for its replays and audits (ADR-0045)."""
     closed: bool = False
 
     @classmethod
@@ -129,8 +131,15 @@ class Core:
         waker: Waker | AsyncWaker | None,
         retention: Retention,
         notice_links: NoticeLinks | None = None,
+        notify_terminal_runs: bool = False,
     ) -> Core:
-        """A core over `store`; the prune throttle counts from the last prune, else from now."""
+        """A core over `store`; the prune throttle counts from the last prune, else from now.
+
+        `notify_terminal_runs` makes a run's end notify on this store, its writes and replays alike.
+        """
+        notifying = notifying_kinds(terminal_runs=notify_terminal_runs)
+        if notify_terminal_runs:  # the default needs no call: a store starts with it
+            store.set_notifying_kinds(notifying)
         return cls(
             opened_store=store,
             clock=clock,
@@ -145,6 +154,7 @@ class Core:
             last_prune_ms=store.last_prune_ms() or to_epoch_ms(clock.now()),
             telemetry=telemetry_for(store),
             notice_links=notice_links,
+            notifying=notifying,
         )
 
     @property

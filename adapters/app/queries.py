@@ -108,7 +108,7 @@ def sessions_list(
 
 def rebuild_read_model(core: Core) -> ReadModel:
     """Replay the whole event store into fresh read models (what `audit` compares with)."""
-    return fold(core.store.replay())
+    return fold(core.store.replay(), notifying=core.notifying)
 
 
 def audit(core: Core, *, progress: Callable[[int], None] | None = None) -> AuditReport:
@@ -141,15 +141,17 @@ def _audited(core: Core, progress: Callable[[int], None] | None) -> tuple[list[V
             snapshot.signals(),
             stored_dedupe=snapshot.dedupe(),
             progress=progress,
+            notifying=core.notifying,
         )
     if streamed is not None:
         violations, replayed = streamed
         return list(violations), replayed
     # retained signals out of sequence order: no store records them so, audit them whole
     with core.store.snapshot() as snapshot, _collector_paused():
-        history = replay_history(snapshot.replay(), progress=progress)
+        history = replay_history(snapshot.replay(), progress=progress, notifying=core.notifying)
         stored = snapshot.read_model(like=history.rebuilt)
-        violations = [*history.violations, *compare_read_models(stored, history.rebuilt)]
+        found = compare_read_models(stored, history.rebuilt, notifying=core.notifying)
+        violations = [*history.violations, *found]
         replayed = history.events_replayed
         del history, stored  # freed before the collector resumes, so it has nothing left to scan
     return violations, replayed

@@ -95,6 +95,7 @@ class AsyncSessionWatch:
         retention: Retention | None = None,
         cross_process_wakes: bool = True,
         notice_links: str | None = None,
+        notify_terminal_runs: bool = False,
     ) -> None:
         loop = OPENING_FOR.get() or asyncio.get_running_loop()
         self._core = Core.build(
@@ -103,6 +104,7 @@ class AsyncSessionWatch:
             waker=waker,
             retention=retention or Retention(),
             notice_links=check_notice_links(notice_links),
+            notify_terminal_runs=notify_terminal_runs,
         )
         self._scheduler = LoopScheduler(self._core, loop)
         self._loop = loop

@@ -23,6 +23,7 @@ async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
     retention: Retention | None = None,
     cross_process_wakes: bool = True,
     notice_links: str | None = None,
+    notify_terminal_runs: bool = False,
 ) -> AsyncSessionWatch:
     """Open sessionwatch on the store `url` names, for the running loop (the store opens off the loop).
 
@@ -31,7 +32,13 @@ async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
     check_notice_links(notice_links)  # a malformed template opens no store
     store = await asyncio.to_thread(functools.partial(open_store, url, synchronous=synchronous))
     build = functools.partial(
-        AsyncSessionWatch, store, clock=clock, waker=waker, retention=retention, notice_links=notice_links
+        AsyncSessionWatch,
+        store,
+        clock=clock,
+        waker=waker,
+        retention=retention,
+        notice_links=notice_links,
+        notify_terminal_runs=notify_terminal_runs,
     )
     opening = OPENING_FOR.set(asyncio.get_running_loop())  # the thread below runs in a copy of this context
     try:  # building reads the store and may connect the cross-process listener: off the loop

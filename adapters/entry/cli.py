@@ -70,7 +70,7 @@ def _fail(message: str) -> None:
 
 
 def _global_options(*, suppress: bool) -> _Parser:
-    """`--db` and `--json`, accepted before and after the subcommand.
+    """`--db`, `--json` and `--notify-terminal-runs`, accepted before and after the subcommand.
 
     The subcommand copies default to SUPPRESS so they only override what was given before it.
     """
@@ -84,6 +84,13 @@ def _global_options(*, suppress: bool) -> _Parser:
         help=DB_HELP,
     )
     parent.add_argument("--json", action="store_true", default=json_default, help="print JSON")
+    parent.add_argument(
+        "--notify-terminal-runs",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="open the store with run_completed and run_failed notifying watchers, as the host that "
+        "writes it does (every command, the audit and the import included, must agree with it)",
+    )
     return parent
 
 

@@ -43,17 +43,24 @@ from sessionwatch.adapters.history.openclaw import import_openclaw
 from sessionwatch.domain.keys import SessionIdentity, resolve_identity
 from sessionwatch.domain.ports import Waker
 from sessionwatch.domain.retention import Retention
-from sessionwatch.domain.signals import to_epoch_ms
+from sessionwatch.domain.signals import notifying_kinds, to_epoch_ms
 from sessionwatch.domain.watch_cursor import can_watch
 from sessionwatch.projections.models import Notice
 
 
 def _open_existing(
-    db: str | None, *, waker: Waker | None = None, retention: Retention | None = None
+    args: argparse.Namespace, *, waker: Waker | None = None, retention: Retention | None = None
 ) -> SessionWatch:
     """Open an existing store, unswept (the command line checked first that it is one: `StoreGuard`)."""
     # A command prints the wakes of its own writes only, never those of other processes.
-    return open_watch(db, waker=waker, sweep_on_open=False, retention=retention, cross_process_wakes=False)
+    return open_watch(
+        args.db,
+        waker=waker,
+        sweep_on_open=False,
+        retention=retention,
+        cross_process_wakes=False,
+        notify_terminal_runs=args.notify_terminal_runs,
+    )
 
 
 class WakeRequests:
@@ -77,7 +84,7 @@ def status_command(args: argparse.Namespace) -> int:
     if args.archive is not None and args.as_of is None:
         raise CliError("--archive: only with --as-of")
     archive = None if args.archive is None else parse_path(args.archive, "--archive")
-    with _open_existing(args.db) as watch:
+    with _open_existing(args) as watch:
         if args.as_of is None:
             status = watch.session_status(args.key, changes_since=since, limit=limit, agent_id=args.agent)
         else:
@@ -95,7 +102,7 @@ def status_command(args: argparse.Namespace) -> int:
 
 def audit_command(args: argparse.Namespace) -> int:
     """`audit`: replay the event store and diff the read models (exit 1 on any violation)."""
-    with _open_existing(args.db) as watch, progress("audit", "events replayed") as count:
+    with _open_existing(args) as watch, progress("audit", "events replayed") as count:
         report = watch.audit(progress=count)
     if args.json:
         print_json(report.to_json())
@@ -106,7 +113,7 @@ def audit_command(args: argparse.Namespace) -> int:
 
 def export_command(args: argparse.Namespace) -> int:
     """`export`: the event history as JSON Lines on stdout."""
-    with _open_existing(args.db) as watch, progress("export", "events written") as count:
+    with _open_existing(args) as watch, progress("export", "events written") as count:
         write = counting_lines(sys.stdout.write, count) if showing() else sys.stdout.write
         export_history(watch.store, write)
     return EXIT_OK
@@ -124,12 +131,20 @@ def import_command(args: argparse.Namespace) -> int:
         raise CliError(f"FILE: no such file: {source}")
     try:
         with (
-            open_watch(args.db, sweep_on_open=False, cross_process_wakes=False) as watch,
+            open_watch(
+                args.db,
+                notify_terminal_runs=args.notify_terminal_runs,
+                sweep_on_open=False,
+                cross_process_wakes=False,
+            ) as watch,
             source.open(encoding="utf-8") as lines,
             progress("import", "lines read") as count,
         ):
             big = source.stat().st_size >= CHECK_ELSEWHERE_FROM
-            report = import_history(watch.store, counted(lines, count), check_elsewhere=big)
+            notifying = notifying_kinds(terminal_runs=args.notify_terminal_runs)
+            report = import_history(
+                watch.store, counted(lines, count), check_elsewhere=big, notifying=notifying
+            )
     except UnicodeDecodeError:  # found while checking the lines, before anything is written
         raise CliError(f"FILE: {source} is not UTF-8 text") from None
     if args.json:
@@ -147,7 +162,12 @@ def import_openclaw_command(args: argparse.Namespace) -> int:
     if not Path(args.path).is_file():  # found before the target store is opened: nothing is created
         raise CliError(f"PATH: no reference database at {args.path}")
     with (
-        open_watch(args.db, sweep_on_open=False, cross_process_wakes=False) as watch,
+        open_watch(
+            args.db,
+            notify_terminal_runs=args.notify_terminal_runs,
+            sweep_on_open=False,
+            cross_process_wakes=False,
+        ) as watch,
         progress("import-openclaw") as _,
     ):
         report = import_openclaw(watch.store, args.path, now_ms=to_epoch_ms(SystemClock().now()))
@@ -173,7 +193,7 @@ def import_openclaw_command(args: argparse.Namespace) -> int:
 
 def list_command(args: argparse.Namespace) -> int:
     """`list`: the known sessions, with their heads."""
-    with _open_existing(args.db) as watch:
+    with _open_existing(args) as watch:
         rows = watch.sessions_list(agent_id=args.agent)
     if args.json:
         print_json([row.to_json() for row in rows])
@@ -186,7 +206,7 @@ def record_command(args: argparse.Namespace) -> int:
     """`record KIND KEY`: one signal through the strict API."""
     actor = parse_actor(args.actor)
     payload = parse_payload(args.payload)
-    with open_watch(args.db, sweep_on_open=False) as watch:
+    with open_watch(args.db, notify_terminal_runs=args.notify_terminal_runs, sweep_on_open=False) as watch:
         signal = watch.record(
             args.key,
             kind=args.kind,
@@ -223,7 +243,7 @@ def _refusal(watcher: str, target: SessionIdentity) -> str:
 def watch_command(args: argparse.Namespace) -> int:
     """`watch WATCHER TARGET`: register a watch at the head (exit 1, nothing written, when refused)."""
     target = _target(args)
-    with open_watch(args.db, sweep_on_open=False) as watch:
+    with open_watch(args.db, notify_terminal_runs=args.notify_terminal_runs, sweep_on_open=False) as watch:
         before = watch.cursor(args.watcher, target.session_key, target_agent_id=target.agent_id)
         watched = watch.watch(args.watcher, target.session_key, target_agent_id=target.agent_id)
         cursor = watch.cursor(args.watcher, target.session_key, target_agent_id=target.agent_id)
@@ -247,7 +267,7 @@ def watch_command(args: argparse.Namespace) -> int:
 def unwatch_command(args: argparse.Namespace) -> int:
     """`unwatch WATCHER TARGET`: remove a watch."""
     target = _target(args)
-    with _open_existing(args.db) as watch:
+    with _open_existing(args) as watch:
         removed = watch.unwatch(args.watcher, target.session_key, target_agent_id=target.agent_id)
     watcher = args.watcher.strip()
     if args.json:
@@ -277,7 +297,7 @@ def _print_notices(notices: Sequence[Notice], *, as_json: bool) -> None:
 
 def notices_command(args: argparse.Namespace) -> int:
     """`notices WATCHER`: the pending notices, nothing acknowledged."""
-    with _open_existing(args.db) as watch:
+    with _open_existing(args) as watch:
         notices = watch.pending_notices(args.watcher)
     _print_notices(notices, as_json=args.json)
     return EXIT_OK
@@ -285,7 +305,7 @@ def notices_command(args: argparse.Namespace) -> int:
 
 def drain_command(args: argparse.Namespace) -> int:
     """`drain WATCHER`: the pending notices, acknowledged."""
-    with _open_existing(args.db) as watch:
+    with _open_existing(args) as watch:
         notices = watch.drain(args.watcher)
     _print_notices(notices, as_json=args.json)
     return EXIT_OK
@@ -294,7 +314,7 @@ def drain_command(args: argparse.Namespace) -> int:
 def sweep_command(args: argparse.Namespace) -> int:
     """`sweep`: the restart sweep, and the wakes it asked for."""
     wakes = WakeRequests()
-    with _open_existing(args.db, waker=wakes) as watch:
+    with _open_existing(args, waker=wakes) as watch:
         report = watch.sweep()
     if args.json:
         print_json(report.to_json())
@@ -315,7 +335,7 @@ def prune_command(args: argparse.Namespace) -> int:
         )
     except (ValueError, ValidationError) as exc:
         raise CliError(f"retention: {_first_error(exc)}") from None
-    with _open_existing(args.db, retention=policy) as watch, progress("prune") as _:
+    with _open_existing(args, retention=policy) as watch, progress("prune") as _:
         report = watch.prune(force=True)
     if policy.archive is not None:
         _touch(policy.archive)

@@ -72,6 +72,7 @@ class SessionWatch:
         retention: Retention | None = None,
         cross_process_wakes: bool = True,
         notice_links: str | None = None,
+        notify_terminal_runs: bool = False,
     ) -> None:
         if is_async_waker(waker):
             raise InvalidQuery("waker", "is async: its wakes need an event loop, use sessionwatch.aio.open()")
@@ -81,6 +82,7 @@ class SessionWatch:
             waker=waker,
             retention=retention or Retention(),
             notice_links=check_notice_links(notice_links),
+            notify_terminal_runs=notify_terminal_runs,
         )
         self._scheduler = CallerScheduler(self._core)
         self.startup_sweep: SweepReport | None = None
@@ -519,12 +521,14 @@ def open_watch(
     retention: Retention | None = None,
     cross_process_wakes: bool = True,
     notice_links: str | None = None,
+    notify_terminal_runs: bool = False,
 ) -> SessionWatch:
     """Open sessionwatch on the store `url` names (`None`: `$SESSIONWATCH_URL` or `./sessionwatch.db`).
 
     The restart sweep and its forced prune run once unless `sweep_on_open=False`.
     `cross_process_wakes=False` keeps a PostgreSQL store from waking `waker` for other processes.
     `notice_links` (a template naming `{agent_id}` and `{rest_path}`) links each notice to its target.
+    `notify_terminal_runs=True` makes `run_completed` and `run_failed` notify watchers (else log-only).
     """
     check_notice_links(notice_links)  # a malformed template opens no store
     store = open_store(url, synchronous=synchronous)
@@ -536,6 +540,7 @@ def open_watch(
             retention=retention,
             cross_process_wakes=cross_process_wakes,
             notice_links=notice_links,
+            notify_terminal_runs=notify_terminal_runs,
         )
     except BaseException:
         store.close()

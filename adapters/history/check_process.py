@@ -27,6 +27,8 @@ from uuid import UUID
 
 from sessionwatch.adapters.history.reading import HistoryError, Parser, Reader, ReadOutcome, read_header
 from sessionwatch.domain.events import DomainEvent
+from sessionwatch.domain.signals import NOTIFYING_KINDS, SignalKind
+from sessionwatch.projections.read_model import SignalFreeProjection
 
 CHUNK: Final = 1000
 """Lines a frame carries."""
@@ -63,13 +65,13 @@ def _read_frame(source: IO[bytes]) -> object | None:
 # ------------------------------------------------------------------------------ the second process
 
 
-def _verdict(source: IO[bytes]) -> Verdict:
+def _verdict(source: IO[bytes], notifying: frozenset[SignalKind] = NOTIFYING_KINDS) -> Verdict:
     """Read the header and every line the frames carry, as an import in one process reads them."""
     header_lines = _read_frame(source)
     if not isinstance(header_lines, list) or len(header_lines) != 1:
         return ("failed", "the first frame must hold the header line alone")
     try:
-        reader = Reader(read_header(1, header_lines[0]))
+        reader = Reader(read_header(1, header_lines[0]), SignalFreeProjection(notifying=notifying))
         number = 1
         while chunk := _read_frame(source):
             if not isinstance(chunk, list):
@@ -83,11 +85,15 @@ def _verdict(source: IO[bytes]) -> Verdict:
 
 
 def main() -> None:
-    """Read frames from standard input, write the one verdict to standard output."""
+    """Read frames from standard input, write the one verdict to standard output.
+
+    The arguments, when given, are the kinds that notify on the importing store.
+    """
     source, out = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but the verdict goes to the pipe
     try:
-        verdict = _verdict(source)
+        kinds = sys.argv[1:]
+        verdict = _verdict(source, frozenset(map(SignalKind, kinds)) if kinds else NOTIFYING_KINDS)
     except Exception as exc:  # noqa: BLE001 - any failure is reported to the importing process
         verdict = ("failed", f"{type(exc).__name__}: {exc}")
     _write_frame(out, verdict)
@@ -105,11 +111,12 @@ class ElsewhereReader:
     second process if it still runs.
     """
 
-    def __init__(self, header_text: str) -> None:
+    def __init__(self, header_text: str, notifying: frozenset[SignalKind] = NOTIFYING_KINDS) -> None:
         self._parser = Parser(read_header(1, header_text))
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
-        self._process = process = subprocess.Popen(
-            [sys.executable, "-P", "-m", "sessionwatch.adapters.history.check_process"],
+        kinds = sorted(kind.value for kind in notifying)
+        self._process = process = subprocess.Popen(  # noqa: S603 - this interpreter, this module, kind names
+            [sys.executable, "-P", "-m", "sessionwatch.adapters.history.check_process", *kinds],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,

@@ -43,7 +43,8 @@ from sessionwatch.adapters.history.reading import (
 )
 from sessionwatch.adapters.stores.port import HistoryTail, SignalStore, StoreNotEmptyError
 from sessionwatch.domain.events import DomainEvent
-from sessionwatch.projections.read_model import ReadModel
+from sessionwatch.domain.signals import NOTIFYING_KINDS, SignalKind
+from sessionwatch.projections.read_model import ReadModel, SignalFreeProjection
 
 __all__ = [
     "HISTORY_FORMAT",
@@ -119,11 +120,11 @@ def export_history(
     return max(written, 0)
 
 
-def _checked_elsewhere(header_text: str, stack: ExitStack) -> Reads:
+def _checked_elsewhere(header_text: str, stack: ExitStack, notifying: frozenset[SignalKind]) -> Reads:
     """A reader that has a second process check the lines, stopped when `stack` closes."""
     from sessionwatch.adapters.history.check_process import ElsewhereReader  # noqa: PLC0415 - big imports only
 
-    return stack.enter_context(closing(ElsewhereReader(header_text)))
+    return stack.enter_context(closing(ElsewhereReader(header_text, notifying)))
 
 
 def import_history(
@@ -132,6 +133,7 @@ def import_history(
     *,
     progress: Callable[[int], None] | None = None,
     check_elsewhere: bool = False,
+    notifying: frozenset[SignalKind] = NOTIFYING_KINDS,
 ) -> ImportReport:
     """Load a history into an empty `store`: all of it, in one transaction, or nothing.
 
@@ -140,7 +142,8 @@ def import_history(
     `progress(n)` is called every 1,000 events read, and at the end. With `check_elsewhere`, a
     second Python process checks each line against the lines before and folds them while this one
     loads them: the same checks, the same refusals, about half the time on two cores for a big
-    history (it costs a process start, so the CLI uses it for big files only).
+    history (it costs a process start, so the CLI uses it for big files only). `notifying` is the
+    store's set of kinds that notify (`signals.notifying_kinds`), which the fold of the cursors follows.
 
     Raises `HistoryError` naming the line and the problem (bad JSON, a wrong header, an unknown
     stored name, an invalid payload, a version that does not rise or is above the header's, a
@@ -157,7 +160,11 @@ def import_history(
         raise HistoryError("no header: the input is empty", line=1)
     header = read_header(*first)
     stack = ExitStack()
-    reader = _checked_elsewhere(first[1], stack) if check_elsewhere else Reader(header)
+    reader = (
+        _checked_elsewhere(first[1], stack, notifying)
+        if check_elsewhere
+        else Reader(header, SignalFreeProjection(notifying=notifying))
+    )
     read = 0
 
     def events() -> Iterator[tuple[UUID, int, DomainEvent]]:

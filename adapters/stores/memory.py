@@ -40,6 +40,7 @@ from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.retention import Retention, compaction_due
 from sessionwatch.domain.session import SessionEvent, SessionState, SignalRecorded
+from sessionwatch.domain.signals import NOTIFYING_KINDS, SignalKind
 from sessionwatch.domain.upstream import LinkEvent, UpstreamLinkState
 from sessionwatch.domain.watch_cursor import (
     CursorEvent,
@@ -202,12 +203,13 @@ class _MemoryWrite:
         opened: list[MaterialSignalSeen] = []
         for event in events:
             self._store_event(stream, event)
+            notifying = self._store.notifying
             opened.extend(
                 f
-                for f in implied_facts(self.model, event)
+                for f in implied_facts(self.model, event, notifying)
                 if isinstance(f, MaterialSignalSeen) and f.notified == f.sequence
             )
-            self.model = evolve_read_model(self.model, event)
+            self.model = evolve_read_model(self.model, event, notifying)
         return opened
 
     def append_signals(self, signals: Sequence[SignalRecorded]) -> list[MaterialSignalSeen]:
@@ -326,6 +328,12 @@ class MemorySignalStore:
         self._last_sequence = 0
         self._last_prune_ms: int | None = None
         self._lock = threading.RLock()
+        self.notifying = NOTIFYING_KINDS
+        """The kinds that notify watchers (`notify_terminal_runs` widens it, `set_notifying_kinds`)."""
+
+    def set_notifying_kinds(self, kinds: frozenset[SignalKind]) -> None:
+        """Which kinds notify watchers on this store from now on (the façade's setting)."""
+        self.notifying = kinds
 
     @staticmethod
     def find_dedupe(model: ReadModel, dedupe_key: str) -> SignalRecorded | None:

@@ -17,6 +17,7 @@ from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.retention import PruneCutoffs, Retention
 from sessionwatch.domain.session import SessionEvent, SessionState, SignalRecorded
+from sessionwatch.domain.signals import SignalKind
 from sessionwatch.domain.upstream import LinkEvent, UpstreamLinkState
 from sessionwatch.domain.watch_cursor import CursorEvent, CursorKey, CursorState, MaterialSignalSeen
 from sessionwatch.projections.models import SessionStatus
@@ -274,6 +275,10 @@ class SignalStore(Protocol):
 
     def snapshot(self) -> AbstractContextManager[StoreSnapshot]:
         """One read of events and read models as of the same instant (what `audit` compares)."""
+        ...
+
+    def set_notifying_kinds(self, kinds: frozenset[SignalKind]) -> None:
+        """Which kinds notify watchers on this store from now on (`signals.notifying_kinds`)."""
         ...
 
     def close(self) -> None:

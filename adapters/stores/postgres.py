@@ -46,6 +46,7 @@ from sessionwatch.domain.session import (
     SessionUpserted,
     SignalRecorded,
 )
+from sessionwatch.domain.signals import NOTIFYING_KINDS, SignalKind
 from sessionwatch.domain.upstream import UpstreamLinkState
 from sessionwatch.domain.watch_cursor import (
     CursorKey,
@@ -208,6 +209,8 @@ class PostgresSignalStore:
 
     def __init__(self, url: PostgresUrl) -> None:
         self.url = url
+        self.notifying = NOTIFYING_KINDS
+        """The kinds that notify watchers (`notify_terminal_runs` widens it, `set_notifying_kinds`)."""
         self.schema = url.schema
         self.origin = uuid.uuid4().hex
         """This store instance's token in wake payloads: its own listener skips its own wakes."""
@@ -247,7 +250,7 @@ class PostgresSignalStore:
             conn, counter = self._begin_locked()
             try:
                 with conn.cursor() as c:
-                    tx = SqlWrite(c, PostgresDialect(counter, self._wake_payload))
+                    tx = SqlWrite(c, PostgresDialect(counter, self._wake_payload), notifying=self.notifying)
                     try:
                         yield tx
                         tx.finish()
@@ -492,6 +495,10 @@ class PostgresSignalStore:
     def listener(self) -> PostgresWakeListener | None:
         """The wake listener, once `listen_for_wakes` started it."""
         return self._listener
+
+    def set_notifying_kinds(self, kinds: frozenset[SignalKind]) -> None:
+        """Which kinds notify watchers on this store from now on (the façade's setting)."""
+        self.notifying = kinds
 
     def close(self) -> None:
         """Stop the listener and close every idle connection; the store is unusable afterwards."""

@@ -36,6 +36,7 @@ from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.session import (
     SessionState,
 )
+from sessionwatch.domain.signals import NOTIFYING_KINDS, SignalKind
 from sessionwatch.domain.upstream import UpstreamLinkState
 from sessionwatch.domain.watch_cursor import (
     CursorKey,
@@ -236,6 +237,8 @@ class SqliteSignalStore:
         if synchronous not in ("normal", "full"):
             raise ValueError(f"synchronous: must be 'normal' or 'full', not {synchronous!r}")
         self.path = Path(path)
+        self.notifying = NOTIFYING_KINDS
+        """The kinds that notify watchers (`notify_terminal_runs` widens it, `set_notifying_kinds`)."""
         self._schema_ready = False
         self._synchronous: Synchronous = synchronous
         self._lock_timeout = lock_timeout
@@ -306,7 +309,7 @@ class SqliteSignalStore:
                         cursor.execute(statement)
                     migrate(cursor, sql)
                     self._cache.clear()
-                tx = SqlWrite(cursor, SqliteDialect(self._cache.counters), self._cache)
+                tx = SqlWrite(cursor, SqliteDialect(self._cache.counters), self._cache, self.notifying)
                 yield tx
                 tx.finish()
                 connection.commit()
@@ -490,6 +493,10 @@ class SqliteSignalStore:
         with self._read() as c:
             c.execute(sql.SELECT_COUNTER)
             return int(c.fetchone()[0])
+
+    def set_notifying_kinds(self, kinds: frozenset[SignalKind]) -> None:
+        """Which kinds notify watchers on this store from now on (the façade's setting)."""
+        self.notifying = kinds
 
     def close(self) -> None:
         """Close the writer and every pooled connection."""

@@ -42,7 +42,14 @@ from sessionwatch.domain.session import (
     SessionState,
     SignalRecorded,
 )
-from sessionwatch.domain.signals import MAX_TURNS, ActorType, Payload, SignalKind
+from sessionwatch.domain.signals import (
+    MAX_TURNS,
+    NOTIFYING_KINDS,
+    ActorType,
+    Payload,
+    SignalKind,
+    notifying_kinds,
+)
 from sessionwatch.domain.upstream import UpstreamLinkState, UpstreamSource
 from sessionwatch.domain.watch_cursor import (
     CursorState,
@@ -333,17 +340,17 @@ def _tables(kind: str, scratch: Path) -> Iterator[Tables]:
 
 
 def python_append(
-    world: ReadModel, events: Sequence[SessionEvent]
+    world: ReadModel, events: Sequence[SessionEvent], notifying: frozenset[SignalKind] = NOTIFYING_KINDS
 ) -> tuple[ReadModel, list[MaterialSignalSeen]]:
     """`react`/`derive`/`evolve` through the projection: the model after `events`, and the notices opened."""
     opened: list[MaterialSignalSeen] = []
     for event in events:
         opened.extend(
             f
-            for f in implied_facts(world, event)
+            for f in implied_facts(world, event, notifying)
             if isinstance(f, MaterialSignalSeen) and f.notified == f.sequence
         )
-        world = evolve_read_model(world, event)
+        world = evolve_read_model(world, event, notifying)
     return world, opened
 
 
@@ -371,12 +378,14 @@ def _by_watcher(opened: Sequence[MaterialSignalSeen]) -> list[MaterialSignalSeen
 
 
 @st.composite
-def appended(draw: st.DrawFn, world: ReadModel) -> list[SignalRecorded]:
+def appended(
+    draw: st.DrawFn, world: ReadModel, common: Sequence[SignalKind] = (SignalKind.GOAL_CHANGED,)
+) -> list[SignalRecorded]:
     """Signals as the store appends them: fresh ones above every position, in rising sequence.
 
-    Runs by one actor on one target come out often (the store applies such a run as one statement).
-    A single signal may instead be a redelivery at or below a cursor's material, with producer
-    watchers or without.
+    Runs by one actor on one target come out often (the store applies such a run as one statement),
+    mostly of the `common` kinds. A single signal may instead be a redelivery at or below a
+    cursor's material, with producer watchers or without.
     """
     watched = sorted(world.cursors)
     on_watched = bool(watched) and draw(st.integers(0, 3)) < 3
@@ -396,7 +405,7 @@ def appended(draw: st.DrawFn, world: ReadModel) -> list[SignalRecorded]:
         sequence += draw(st.integers(1, 2))
         on = target if draw(st.integers(0, 3)) < 3 else draw(st.sampled_from(TARGETS))
         drawn = draw(signal(sequence, on, watchers=NO_WATCHERS | PRODUCER_WATCHERS))
-        kind = drawn.kind if draw(st.integers(0, 3)) == 3 else SignalKind.GOAL_CHANGED
+        kind = drawn.kind if draw(st.integers(0, 3)) == 3 else draw(st.sampled_from(common))
         actor_id = actor if draw(st.integers(0, 3)) < 3 else drawn.actor_id
         batch.append(drawn.model_copy(update={"kind": kind, "actor_id": actor_id}))
     return batch
@@ -412,6 +421,29 @@ def test_material_update_and_seeding_match_react_derive_evolve(
     with tables.store.write() as tx:
         opened = tx.append_signals(signals)
     expected, expected_opened = python_append(world, signals)
+    assert tables.store.read_model() == expected
+    assert _by_watcher(opened) == _by_watcher(expected_opened)
+
+
+TERMINAL_RUNS = (SignalKind.RUN_COMPLETED, SignalKind.RUN_FAILED)
+
+
+@settings(max_examples=100)
+@given(data=st.data(), world=worlds(with_signals=False))
+def test_material_update_with_terminal_runs_notifying_matches_react_derive_evolve(
+    tables: Tables, data: st.DataObject, world: ReadModel
+) -> None:
+    """The same rule on a store opened with `notify_terminal_runs=True`: a run's end is material too."""
+    signals = data.draw(appended(world, common=(SignalKind.GOAL_CHANGED, *TERMINAL_RUNS)))
+    notifying = notifying_kinds(terminal_runs=True)
+    tables.load(world)
+    tables.store.set_notifying_kinds(notifying)
+    try:
+        with tables.store.write() as tx:
+            opened = tx.append_signals(signals)
+    finally:
+        tables.store.set_notifying_kinds(NOTIFYING_KINDS)  # the store is shared by every example
+    expected, expected_opened = python_append(world, signals, notifying)
     assert tables.store.read_model() == expected
     assert _by_watcher(opened) == _by_watcher(expected_opened)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import sessionwatch
-from sessionwatch import Actor
+from sessionwatch import Actor, SignalKind
 from sessionwatch.adapters.entry import cli_commands
 from sessionwatch.adapters.entry.cli import main
 from sessionwatch.adapters.history import check_process
@@ -35,9 +35,11 @@ def checking(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) ->
         started: list[str] = []
         real = check_process.ElsewhereReader.__init__
 
-        def counting(reader: check_process.ElsewhereReader, header_text: str) -> None:
+        def counting(
+            reader: check_process.ElsewhereReader, header_text: str, *kinds: frozenset[SignalKind]
+        ) -> None:
             started.append(header_text)
-            real(reader, header_text)
+            real(reader, header_text, *kinds)
 
         monkeypatch.setattr(check_process.ElsewhereReader, "__init__", counting)
         yield str(request.param)

@@ -44,7 +44,9 @@ class StoreMachine(SessionWatchMachine):
             self.url = self.stores.enter_context(
                 fresh_store_url(self.store_kind, self.tmp_path, "machine.db", reuse=True)
             )
-        return sessionwatch.open(self.url, clock=clock, waker=waker)
+        return sessionwatch.open(
+            self.url, clock=clock, waker=waker, notify_terminal_runs=self.notify_terminal_runs
+        )
 
     def teardown(self) -> None:
         try:
@@ -75,4 +77,33 @@ class PostgresMachine(StoreMachine):
 )
 @pytest.mark.usefixtures("through_each_facade")
 def test_notice_machine_matches_the_spec_model(machine: type[SessionWatchMachine]) -> None:
+    run_state_machine_as_test(machine, settings=MACHINE_SETTINGS)
+
+
+class TerminalRunsMachine(SessionWatchMachine):
+    """The memory store opened with `notify_terminal_runs=True`: a run's end notifies too."""
+
+    notify_terminal_runs = True
+
+
+class SqliteTerminalRunsMachine(SqliteMachine):
+    notify_terminal_runs = True
+
+
+class PostgresTerminalRunsMachine(PostgresMachine):
+    notify_terminal_runs = True
+
+
+@pytest.mark.parametrize(
+    "machine",
+    [
+        pytest.param(TerminalRunsMachine, id="memory"),
+        pytest.param(SqliteTerminalRunsMachine, id="sqlite"),
+        pytest.param(PostgresTerminalRunsMachine, id="postgres", marks=needs_postgres),
+    ],
+)
+@pytest.mark.usefixtures("through_each_facade")
+def test_notice_machine_with_terminal_runs_notifying_matches_the_model(
+    machine: type[SessionWatchMachine],
+) -> None:
     run_state_machine_as_test(machine, settings=MACHINE_SETTINGS)

@@ -14,6 +14,7 @@ from typing import Any, Protocol, TypeAlias
 from uuid import UUID
 
 from sessionwatch.domain.events import DomainEvent
+from sessionwatch.domain.signals import SignalKind
 from sessionwatch.domain.watch_cursor import CursorKey, CursorState
 
 ArchiveRow: TypeAlias = tuple[int, UUID, int, str, bytes]
@@ -98,6 +99,8 @@ class SqlTransaction(Protocol):
     dialect: Dialect
     sql: ModuleType
     vacuum_due: bool
+    notifying: frozenset[SignalKind]
+    """The kinds that notify watchers, the store's setting (`signals.notifying_kinds`)."""
 
     @property
     def statement(self) -> Cursor:

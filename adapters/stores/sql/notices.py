@@ -24,7 +24,6 @@ from sessionwatch.domain.session import (
     SessionUpserted,
     SignalRecorded,
 )
-from sessionwatch.domain.signals import NOTIFYING_KINDS
 from sessionwatch.domain.watch_cursor import CursorKey, MaterialSignalSeen, NoticesSwept
 
 
@@ -34,7 +33,7 @@ def apply_implied(
     """The SQL form of `read_model.implied_facts`; the notices the event opened (the watchers to wake)."""
     sql = tx.sql
     match event:
-        case SignalRecorded() if event.kind in NOTIFYING_KINDS:
+        case SignalRecorded() if event.kind in tx.notifying:
             return material_update(tx, [event])
         case SignalRecorded():  # seeding needs no cursor state: it overwrites
             for command in watch_cursor.react(event, {}, at_ms=event.recorded_at_ms):
@@ -84,7 +83,7 @@ def material_update(tx: SqlTransaction, run: Sequence[SignalRecorded]) -> list[M
     rows = raw.fetchall()
     updated = {watcher for watcher, _, _ in rows}
     opened = [(watcher, seen) for watcher, seen, notified in rows if notified == e]
-    for watcher in watch_cursor.notified_watchers(first, first.watchers, ()):
+    for watcher in watch_cursor.notified_watchers(first, first.watchers, (), tx.notifying):
         if watcher not in updated:
             new = (watcher, first.session_key, first.agent_id, e, e, first.recorded_at_ms)
             raw.execute(tx.sql.INSERT_NEW_CURSOR, (*new, agent_id_of(watcher)))

@@ -25,7 +25,7 @@ from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.session import SessionEvent, SessionState, SignalRecorded
-from sessionwatch.domain.signals import NOTIFYING_KINDS
+from sessionwatch.domain.signals import NOTIFYING_KINDS, SignalKind
 from sessionwatch.domain.upstream import LinkEvent, UpstreamLinkState
 from sessionwatch.domain.watch_cursor import CursorEvent, CursorKey, CursorState, MaterialSignalSeen
 
@@ -33,7 +33,13 @@ from sessionwatch.domain.watch_cursor import CursorEvent, CursorKey, CursorState
 class SqlWrite:
     """One exclusive write transaction over the SQL read models; caches what it read or wrote."""
 
-    def __init__(self, cursor: Cursor, dialect: Dialect, cache: WriteCache | None = None) -> None:
+    def __init__(
+        self,
+        cursor: Cursor,
+        dialect: Dialect,
+        cache: WriteCache | None = None,
+        notifying: frozenset[SignalKind] = NOTIFYING_KINDS,
+    ) -> None:
         self.raw = cursor
         """The cursor for statements that touch no queued table (see `statement`)."""
         self.dialect = dialect
@@ -41,6 +47,8 @@ class SqlWrite:
         self._cache = cache
         self.wholesale = False  # rows changed beyond what `_states` and `_versions` track
         self.vacuum_due = False
+        self.notifying = notifying
+        """The kinds that notify watchers, the store's setting (`signals.notifying_kinds`)."""
         self._states: dict[SessionIdentity, SessionState] = {}
         self._versions: dict[UUID, int] = {}
         self._queue = RowQueue()
@@ -241,7 +249,7 @@ class SqlWrite:
         opened: list[MaterialSignalSeen] = []
         run: list[SignalRecorded] = []
         for signal in tail.signals:
-            notifying = signal.kind in NOTIFYING_KINDS
+            notifying = signal.kind in self.notifying
             if run and not (notifying and continues(run[-1], signal)):
                 opened.extend(notices.material_update(self, run))
                 run = []
