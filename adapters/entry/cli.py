@@ -89,7 +89,7 @@ def _global_options(*, suppress: bool) -> _Parser:
         action="store_true",
         default=argparse.SUPPRESS if suppress else False,
         help="open the store with run_completed and run_failed notifying watchers, as the host that "
-        "writes it does (every command, the audit and the import included, must agree with it)",
+        "writes it does: give it to every command that records, audits or imports such a store",
     )
     return parent
 
