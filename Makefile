@@ -47,8 +47,9 @@ typecheck: install
 docs: install
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
+# Spread over every core (pytest-xdist); each test uses its own store, folder and schema.
 pytest: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 test: lint typecheck docs pytest
 
