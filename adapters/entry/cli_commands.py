@@ -124,6 +124,16 @@ CHECK_ELSEWHERE_FROM = 8 << 20
 below it, starting one costs more than it saves."""
 
 
+def _open_to_import(args: argparse.Namespace) -> SessionWatch:
+    """The target store of an import, opened as it is: no sweep writes to it, no wake is heard."""
+    return open_watch(
+        args.db,
+        notify_terminal_runs=args.notify_terminal_runs,
+        sweep_on_open=False,
+        cross_process_wakes=False,
+    )
+
+
 def import_command(args: argparse.Namespace) -> int:
     """`import FILE`: load an exported history into a new, empty store."""
     source = Path(args.file)
@@ -131,12 +141,7 @@ def import_command(args: argparse.Namespace) -> int:
         raise CliError(f"FILE: no such file: {source}")
     try:
         with (
-            open_watch(
-                args.db,
-                notify_terminal_runs=args.notify_terminal_runs,
-                sweep_on_open=False,
-                cross_process_wakes=False,
-            ) as watch,
+            _open_to_import(args) as watch,
             source.open(encoding="utf-8") as lines,
             progress("import", "lines read") as count,
         ):
@@ -162,12 +167,7 @@ def import_openclaw_command(args: argparse.Namespace) -> int:
     if not Path(args.path).is_file():  # found before the target store is opened: nothing is created
         raise CliError(f"PATH: no reference database at {args.path}")
     with (
-        open_watch(
-            args.db,
-            notify_terminal_runs=args.notify_terminal_runs,
-            sweep_on_open=False,
-            cross_process_wakes=False,
-        ) as watch,
+        _open_to_import(args) as watch,
         progress("import-openclaw") as _,
     ):
         report = import_openclaw(watch.store, args.path, now_ms=to_epoch_ms(SystemClock().now()))
