@@ -144,15 +144,13 @@ def cursors(draw: st.DrawFn) -> dict[SessionIdentity, dict[str, CursorState]]:
         if draw(st.integers(0, 3)):
             positions.sort()
         last_seen, notified, material = positions
-        match draw(st.integers(0, 5)):  # the ties the rules compare for
-            case 0:
-                notified = last_seen  # no notice open
-            case 1:
-                notified = material  # frozen at M
-            case 2:
-                notified = material = last_seen  # acknowledged, nothing since
-            case _:
-                pass
+        tie = draw(st.integers(0, 5))  # the ties the rules compare for; 3 to 5 keep the drawn positions
+        if tie == 0:
+            notified = last_seen  # no notice open
+        elif tie == 1:
+            notified = material  # frozen at M
+        elif tie == 2:
+            notified = material = last_seen  # acknowledged, nothing since
         by_target.setdefault(target, {})[watcher] = CursorState(
             watcher=watcher,
             target_key=target.session_key,

@@ -152,8 +152,8 @@ def test_a_streamed_run_is_sent_the_notice_once_and_acknowledges_it() -> None:
             pending = []
             for _ in range(2):
                 streamed = Runner.run_streamed(manager, "go", hooks=hooks, run_config=hooks.run_config())
-                async for _event in streamed.stream_events():
-                    pass
+                events = [event async for event in streamed.stream_events()]
+                assert events, "the streamed run streams its events"
                 pending.append(len(await watch.pending_notices(MANAGER)))
             return pending, [notice_lines(call.system_instructions) for call in model.calls]
 
