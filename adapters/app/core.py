@@ -18,6 +18,7 @@ from typing import Generic, TypeVar
 
 from typing_extensions import TypeIs
 
+from sessionwatch.adapters.app.clock import SystemClock
 from sessionwatch.adapters.app.group_commit import GroupCommit
 from sessionwatch.adapters.app.runs import ActiveRuns, RunLedger
 from sessionwatch.adapters.app.streaks import MissingStreaks
@@ -33,7 +34,7 @@ from sessionwatch.adapters.stores.archive import JsonlArchive
 from sessionwatch.adapters.stores.port import SignalStore, StoreError, WriteTransaction
 from sessionwatch.adapters.upstream.monitor import Monitors
 from sessionwatch.domain.keys import is_subagent_key
-from sessionwatch.domain.notice_links import NoticeLinks
+from sessionwatch.domain.notice_links import NoticeLinks, check_notice_links
 from sessionwatch.domain.ports import AsyncWaker, Clock, Waker
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.signals import NOTIFYING_KINDS, SignalKind, notifying_kinds, to_epoch_ms
@@ -127,16 +128,20 @@ class Core:
         cls,
         store: SignalStore,
         *,
-        clock: Clock,
-        waker: Waker | AsyncWaker | None,
-        retention: Retention,
-        notice_links: NoticeLinks | None = None,
+        clock: Clock | None = None,
+        waker: Waker | AsyncWaker | None = None,
+        retention: Retention | None = None,
+        notice_links: str | None = None,
         notify_terminal_runs: bool = False,
     ) -> Core:
         """A core over `store`; the prune throttle counts from the last prune, else from now.
 
-        `notify_terminal_runs` makes a run's end notify on this store, its writes and replays alike.
+        The defaults are a façade's: the system clock, the default retention, no links. A
+        `notice_links` template is checked here (`InvalidQuery` naming it). `notify_terminal_runs`
+        makes a run's end notify on this store, its writes and replays alike.
         """
+        clock = clock or SystemClock()
+        retention = retention or Retention()
         notifying = notifying_kinds(terminal_runs=notify_terminal_runs)
         if notify_terminal_runs:  # the default needs no call: a store starts with it
             store.set_notifying_kinds(notifying)
@@ -153,7 +158,7 @@ class Core:
             monitors=Monitors(),
             last_prune_ms=store.last_prune_ms() or to_epoch_ms(clock.now()),
             telemetry=telemetry_for(store),
-            notice_links=notice_links,
+            notice_links=check_notice_links(notice_links),
             notifying=notifying,
         )
 

@@ -21,7 +21,6 @@ from typing import Literal, Self
 from pydantic import JsonValue
 
 from sessionwatch.adapters.app import maintenance, notices, queries, recording, registry, upstream
-from sessionwatch.adapters.app.clock import SystemClock
 from sessionwatch.adapters.app.core import CLOSED, Core, wakes_from_elsewhere
 from sessionwatch.adapters.app.loop_scheduler import LoopScheduler
 from sessionwatch.adapters.app.recording import SignalInput
@@ -38,7 +37,6 @@ from sessionwatch.adapters.stores.port import CrossProcessWakes, SignalStore, St
 from sessionwatch.adapters.upstream.aio_bridge import upstream_pass
 from sessionwatch.adapters.upstream.aio_monitor import AsyncMonitorHandle
 from sessionwatch.adapters.upstream.monitor import PublishGate
-from sessionwatch.domain.notice_links import check_notice_links
 from sessionwatch.domain.ports import (
     AsyncTranscripts,
     AsyncUpstreamProvider,
@@ -100,10 +98,10 @@ class AsyncSessionWatch:
         loop = OPENING_FOR.get() or asyncio.get_running_loop()
         self._core = Core.build(
             store,
-            clock=clock or SystemClock(),
+            clock=clock,
             waker=waker,
-            retention=retention or Retention(),
-            notice_links=check_notice_links(notice_links),
+            retention=retention,
+            notice_links=notice_links,
             notify_terminal_runs=notify_terminal_runs,
         )
         self._scheduler = LoopScheduler(self._core, loop)

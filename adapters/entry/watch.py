@@ -18,7 +18,6 @@ from typing import Literal, Self
 from pydantic import JsonValue
 
 from sessionwatch.adapters.app import maintenance, notices, queries, recording, registry, upstream
-from sessionwatch.adapters.app.clock import SystemClock
 from sessionwatch.adapters.app.core import Core, is_async_waker, wake_from_elsewhere
 from sessionwatch.adapters.app.recording import SignalInput
 from sessionwatch.adapters.app.reports import (
@@ -78,10 +77,10 @@ class SessionWatch:
             raise InvalidQuery("waker", "is async: its wakes need an event loop, use sessionwatch.aio.open()")
         self._core = Core.build(
             store,
-            clock=clock or SystemClock(),
+            clock=clock,
             waker=waker,
-            retention=retention or Retention(),
-            notice_links=check_notice_links(notice_links),
+            retention=retention,
+            notice_links=notice_links,
             notify_terminal_runs=notify_terminal_runs,
         )
         self._scheduler = CallerScheduler(self._core)
