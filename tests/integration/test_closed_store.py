@@ -25,6 +25,15 @@ from sessionwatch.domain.upstream import AdvanceOnly, UpstreamLinkState
 
 WATCHER = "agent:main:main"
 TARGET = "agent:main:worker"
+LINK: dict[str, Any] = {
+    "catalog_id": "c",
+    "host_id": "h",
+    "thread_id": "t",
+    "upstream_kind": "k",
+    "upstream_ref": "r",
+    "marker": {"offset": 0},
+}
+"""The upstream link every case makes."""
 CHILD = "agent:main:subagent:child"
 
 Watch = SessionWatch | BlockingWatch
@@ -61,15 +70,7 @@ STRICT: dict[str, Call] = {
     "acknowledge": lambda w, _: w.acknowledge(WATCHER, [TARGET]),
     "sweep": lambda w, _: w.sweep(),
     "prune": lambda w, _: w.prune(),
-    "link_upstream": lambda w, _: w.link_upstream(
-        TARGET,
-        catalog_id="c",
-        host_id="h",
-        thread_id="t",
-        upstream_kind="k",
-        upstream_ref="r",
-        marker={"offset": 0},
-    ),
+    "link_upstream": lambda w, _: w.link_upstream(TARGET, **LINK),
     "unlink_upstream": lambda w, _: w.unlink_upstream(TARGET),
     "upstream_link": lambda w, _: w.upstream_link(TARGET),
     "upstream_tick": lambda w, _: w.upstream_tick({"c": NeverAsked()}),
@@ -120,15 +121,7 @@ def test_the_calls_below_are_every_public_method_of_each_facade(cls: type) -> No
 def closed(facade: str, store_url: str) -> Iterator[tuple[Watch, UpstreamLinkState]]:
     """A façade of the parametrized kind on each store, closed, and an upstream link it had."""
     watch: Watch = sessionwatch.open(store_url) if facade == "sync" else open_blocking(store_url)
-    watch.link_upstream(
-        TARGET,
-        catalog_id="c",
-        host_id="h",
-        thread_id="t",
-        upstream_kind="k",
-        upstream_ref="r",
-        marker={"offset": 0},
-    )
+    watch.link_upstream(TARGET, **LINK)
     link = watch.store.upstream_link(SessionIdentity(TARGET, "main"))
     assert link is not None
     watch.close()
