@@ -84,10 +84,11 @@ class SignalsPruned(Event):
     `sessions`, `cursors` and `links` are every session, cursor and upstream link (tombstones
     included) after the prune: the checkpoint a replay restarts from once the events before this
     one are gone. Version 1 had no `links` (there were none; ADR-0010), version 2 no session
-    `meta` (none was set; ADR-0012): the mapper upcasts both.
+    `meta` (none was set; ADR-0012), version 3 no cursor `provenance` (every cursor was explicit;
+    ADR-0049): the mapper upcasts each.
     """
 
-    type: Literal["store.pruned.v3"] = "store.pruned.v3"
+    type: Literal["store.pruned.v4"] = "store.pruned.v4"
     cutoffs: PruneCutoffs
     sessions: tuple[SessionState, ...]
     cursors: tuple[CursorState, ...]

@@ -4,7 +4,11 @@
 notify-worthy sequence). A notice is pending exactly while `N > L`, and its text depends only on
 the target key and `L`, so it stays byte-identical however many changes follow.
 
-Stored per cursor are the watcher's own acts: registration, acknowledgement and `unwatch`. Seeding,
+A cursor has a provenance: `explicit` (a spawn edge, a producer's watcher, `watch()`) or `ambient`
+(a main session over its agent's group sessions). An ambient cursor's notices are queue-only: pending
+and drained as any, never woken; an explicit registration promotes it, keeping its positions.
+
+Stored per cursor are the watcher's own acts: registration, promotion, acknowledgement and `unwatch`. Seeding,
 material updates, the clean-up on reset and delete, and the sweep's re-freeze are *implied* by a
 stored Session event or a stored `NoticesSwept`: `react`/`resume` derive them from that event and
 the cursors as they were, so replaying the event store re-derives them exactly (ADR-0007).
@@ -13,7 +17,7 @@ the cursors as they were, so replaying the event store re-derives them exactly (
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import Literal, NamedTuple, TypeAlias, assert_never
+from typing import Final, Literal, NamedTuple, TypeAlias, assert_never
 
 from pydantic import BaseModel, ConfigDict
 
@@ -24,10 +28,17 @@ from sessionwatch.domain.session import (
     SessionEvent,
     SessionMetaUpdated,
     SessionReset,
+    SessionState,
     SessionUpserted,
     SignalRecorded,
 )
 from sessionwatch.domain.signals import NOTIFYING_KINDS, SignalKind
+
+Provenance: TypeAlias = Literal["explicit", "ambient"]
+"""Why a cursor exists: the watcher asked (or a spawn edge or producer named it), or it is ambient."""
+
+EXPLICIT: Final = "explicit"
+AMBIENT: Final = "ambient"
 
 
 class CursorKey(NamedTuple):
@@ -59,10 +70,20 @@ class _CursorEvent(Event):
 
 
 class WatchRegistered(_CursorEvent):
-    """An explicit watch began at the target's head: the cursor is `(head, head, head)`."""
+    """A watch began at the target's head: the cursor is `(head, head, head)` of that provenance.
 
-    type: Literal["cursor.watch_registered.v1"] = "cursor.watch_registered.v1"
+    Version 1 (before provenance) held explicit watches only; it is read as `provenance="explicit"`.
+    """
+
+    type: Literal["cursor.watch_registered.v2"] = "cursor.watch_registered.v2"
     head: int
+    provenance: Provenance
+
+
+class WatchPromoted(_CursorEvent):
+    """An explicit registration of an ambient cursor: it becomes explicit, its positions kept."""
+
+    type: Literal["cursor.watch_promoted.v1"] = "cursor.watch_promoted.v1"
 
 
 class NoticeAcknowledged(_CursorEvent):
@@ -79,7 +100,7 @@ class WatchRemoved(_CursorEvent):
     type: Literal["cursor.watch_removed.v1"] = "cursor.watch_removed.v1"
 
 
-CursorEvent: TypeAlias = WatchRegistered | NoticeAcknowledged | WatchRemoved
+CursorEvent: TypeAlias = WatchRegistered | WatchPromoted | NoticeAcknowledged | WatchRemoved
 
 
 class NoticesSwept(Event):
@@ -104,12 +125,17 @@ class CursorSeeded(_CursorEvent):
 
 
 class MaterialSignalSeen(_CursorEvent):
-    """Implied by a notifying signal: `N := e` if no notice was outstanding, `M := e`."""
+    """Implied by a notifying signal: `N := e` if no notice was outstanding, `M := e`.
+
+    `provenance` is the cursor's (a new one, a producer's watcher, is explicit): an ambient
+    notice is queue-only, so it owes no wake.
+    """
 
     type: Literal["cursor.material_seen"] = "cursor.material_seen"
     sequence: int
     notified: int
     last_seen: int
+    provenance: Provenance = EXPLICIT
 
 
 class CursorDropped(_CursorEvent):
@@ -150,9 +176,14 @@ class _CursorCommand(Command):
 
 
 class RegisterWatch(_CursorCommand):
-    """Start watching at the target's current head; an existing cursor is left untouched."""
+    """Start watching at the target's current head.
+
+    An existing cursor keeps its positions: an explicit registration promotes an ambient one, an
+    ambient registration never downgrades an explicit one.
+    """
 
     head: int
+    provenance: Provenance = EXPLICIT
 
 
 class AcknowledgeNotice(_CursorCommand):
@@ -205,6 +236,7 @@ class CursorState(BaseModel):
     notified: int
     material: int
     updated_at_ms: int
+    provenance: Provenance = EXPLICIT
 
     @property
     def key(self) -> CursorKey:
@@ -216,8 +248,21 @@ class CursorState(BaseModel):
         """A notice is pending exactly while `N > L`."""
         return self.notified > self.last_seen
 
+    @property
+    def ambient(self) -> bool:
+        """An ambient cursor's notices are queue-only: never woken."""
+        return self.provenance == AMBIENT
 
-def _positions(key: CursorKey, last_seen: int, notified: int, material: int, at_ms: int) -> CursorState:
+
+def _positions(
+    key: CursorKey,
+    last_seen: int,
+    notified: int,
+    material: int,
+    at_ms: int,
+    *,
+    provenance: Provenance = EXPLICIT,
+) -> CursorState:
     return CursorState(
         watcher=key.watcher,
         target_key=key.target_key,
@@ -226,7 +271,12 @@ def _positions(key: CursorKey, last_seen: int, notified: int, material: int, at_
         notified=notified,
         material=material,
         updated_at_ms=at_ms,
+        provenance=provenance,
     )
+
+
+def _provenance(state: CursorState | None) -> Provenance:
+    return state.provenance if state is not None else EXPLICIT
 
 
 def evolve(state: CursorState | None, fact: CursorFact) -> CursorState | None:
@@ -234,17 +284,27 @@ def evolve(state: CursorState | None, fact: CursorFact) -> CursorState | None:
     key = fact.key
     match fact:
         case WatchRegistered():
-            return _positions(key, fact.head, fact.head, fact.head, fact.at_ms)
-        case CursorSeeded():
+            return _positions(key, fact.head, fact.head, fact.head, fact.at_ms, provenance=fact.provenance)
+        case WatchPromoted():
+            if state is None:
+                return None
+            return state.model_copy(update={"provenance": EXPLICIT, "updated_at_ms": fact.at_ms})
+        case CursorSeeded():  # a spawn edge is explicit
             return _positions(key, fact.sequence, fact.sequence, fact.sequence, fact.at_ms)
         case MaterialSignalSeen():
-            return _positions(key, fact.last_seen, fact.notified, fact.sequence, fact.at_ms)
+            return _positions(
+                key, fact.last_seen, fact.notified, fact.sequence, fact.at_ms, provenance=fact.provenance
+            )
         case NoticeAcknowledged():
             material = state.material if state is not None else fact.notified
-            return _positions(key, fact.last_seen, fact.notified, material, fact.at_ms)
+            return _positions(
+                key, fact.last_seen, fact.notified, material, fact.at_ms, provenance=_provenance(state)
+            )
         case NoticeRefrozen():
             last_seen = state.last_seen if state is not None else 0
-            return _positions(key, last_seen, fact.notified, fact.notified, fact.at_ms)
+            return _positions(
+                key, last_seen, fact.notified, fact.notified, fact.at_ms, provenance=_provenance(state)
+            )
         case WatchRemoved() | CursorDropped():
             return None
         case _:
@@ -255,9 +315,11 @@ def decide(command: CursorCommand, state: CursorState | None) -> list[CursorEven
     """The watcher's acts; `[]` means nothing to do, so a retried command is free."""
     match command:
         case RegisterWatch():
-            if state is not None:  # re-watching must not clobber a pending notice
-                return []
-            return [WatchRegistered(**command.ids(), head=command.head)]
+            if state is None:
+                return [WatchRegistered(**command.ids(), head=command.head, provenance=command.provenance)]
+            if state.ambient and command.provenance == EXPLICIT:  # promoted, its notice kept
+                return [WatchPromoted(**command.ids())]
+            return []  # re-watching must not clobber a pending notice, nor downgrade an explicit one
         case AcknowledgeNotice():
             if state is None or not state.pending:
                 return []
@@ -283,7 +345,11 @@ def derive(command: ImpliedCommand, state: CursorState | None) -> list[ImpliedFa
             frozen = command.sequence if notified == last_seen else notified
             return [
                 MaterialSignalSeen(
-                    **command.ids(), sequence=command.sequence, notified=frozen, last_seen=last_seen
+                    **command.ids(),
+                    sequence=command.sequence,
+                    notified=frozen,
+                    last_seen=last_seen,
+                    provenance=_provenance(state),
                 )
             ]
         case DropCursor():
@@ -311,14 +377,20 @@ def notified_watchers(
     producer_watchers: Collection[str],
     holders: Collection[str],
     notifying: frozenset[SignalKind] = NOTIFYING_KINDS,
+    *,
+    ambient: Collection[str] = (),
 ) -> list[str]:
     """Who a notifying signal reaches (`notifying`: the kinds that notify, see `notifying_kinds`).
 
     Producer watchers and registered holders, deduplicated, non-agent-qualified keys dropped, and
-    never the signal's own actor (self-suppression) nor the target itself (no self-watch).
+    never the signal's own actor (self-suppression) nor the target itself (no self-watch). The
+    `ambient` holders hear only the kinds that always notify: a run's end, where it notifies,
+    reaches an ambient cursor only when the producer named its watcher.
     """
     if signal.kind not in notifying or not (producer_watchers or holders):
         return []
+    if ambient and signal.kind not in NOTIFYING_KINDS:
+        holders = [holder for holder in holders if holder not in ambient]
     seen: dict[str, None] = {}
     for watcher in (*producer_watchers, *holders):
         if watcher != signal.actor_id and can_watch(watcher) and watcher_identity(watcher) != signal.identity:
@@ -392,12 +464,18 @@ def _react_to_signal(
                 watcher=requester, target_key=key, target_agent_id=agent, at_ms=at_ms, sequence=sequence
             )
         ]
+    ambient = ambient_holders(cursors_on_target) if kind not in NOTIFYING_KINDS else ()
     return [
         ObserveMaterialSignal(
             watcher=w, target_key=key, target_agent_id=agent, at_ms=at_ms, sequence=sequence
         )
-        for w in notified_watchers(signal, signal.watchers, cursors_on_target, notifying)
+        for w in notified_watchers(signal, signal.watchers, cursors_on_target, notifying, ambient=ambient)
     ]
+
+
+def ambient_holders(cursors_on_target: Mapping[str, CursorState]) -> frozenset[str]:
+    """The watchers whose cursor on the target is ambient."""
+    return frozenset(watcher for watcher, state in cursors_on_target.items() if state.ambient)
 
 
 def resume(state: CursorState, *, watcher_exists: bool, at_ms: int) -> list[RefreezeNotice]:
@@ -410,6 +488,26 @@ def resume(state: CursorState, *, watcher_exists: bool, at_ms: int) -> list[Refr
             watcher=key.watcher, target_key=key.target_key, target_agent_id=key.target_agent_id, at_ms=at_ms
         )
     ]
+
+
+DEFAULT_MAIN_KEY: Final = "main"
+"""The rest of an agent's main session key, `agent:<agentId>:main`, unless a host names another."""
+
+
+def is_group_session(state: SessionState) -> bool:
+    """A group conversation: registered with kind `group`, or its key names one (`:group:`, `:channel:`)."""
+    return state.kind == "group" or ":group:" in state.session_key or ":channel:" in state.session_key
+
+
+def ambient_watcher(state: SessionState, main_key: str = DEFAULT_MAIN_KEY) -> str | None:
+    """The main session that watches a group session ambiently once a human spoke in it, else None.
+
+    It is the group's agent's main session, `agent:<agentId>:<main_key>`; never the group itself.
+    """
+    if not is_group_session(state):
+        return None
+    watcher = f"agent:{state.agent_id}:{main_key}"
+    return watcher if watcher_identity(watcher) != state.identity else None
 
 
 def watcher_identity(watcher: str) -> SessionIdentity | None:

@@ -18,7 +18,7 @@ from sessionwatch.domain.signals import (
     notice_text,
 )
 from sessionwatch.domain.upstream import UpstreamLinkState
-from sessionwatch.domain.watch_cursor import CursorState
+from sessionwatch.domain.watch_cursor import CursorState, Provenance
 from sessionwatch.domain.wire import EpochMs, EpochMsOrNone, Hidden, OmitEmpty, OmitNone, WireModel
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
@@ -173,6 +173,8 @@ class Cursor(WireModel):
     notified: int
     material: int
     updated_at: EpochMs
+    provenance: Provenance = "explicit"
+    """`explicit` (asked for, a spawn edge, a producer's watcher) or `ambient` (queue-only notices)."""
 
     @classmethod
     def from_state(cls, state: CursorState) -> Cursor:
@@ -185,14 +187,15 @@ class Cursor(WireModel):
             notified=state.notified,
             material=state.material,
             updated_at=from_epoch_ms(state.updated_at_ms),
+            provenance=state.provenance,
         )
 
 
 class Notice(WireModel):
     """The one line a stale watcher gets for a target; `text` is `notice_text(target, L)`.
 
-    Its JSON (`target`, `targetAgentId`, `lastSeen`, `text`) goes to the watcher, so it leaves the
-    watcher out.
+    Its JSON (`target`, `targetAgentId`, `lastSeen`, `text`, `provenance`) goes to the watcher, so
+    it leaves the watcher out. An `ambient` notice is queue-only: drained as any, never woken.
     """
 
     watcher: Hidden[str]
@@ -200,6 +203,7 @@ class Notice(WireModel):
     target_agent_id: str
     last_seen: int
     text: str
+    provenance: Provenance = "explicit"
 
     @classmethod
     def from_state(cls, state: CursorState, links: NoticeLinks | None = None) -> Notice:
@@ -211,6 +215,7 @@ class Notice(WireModel):
             target_agent_id=state.target_agent_id,
             last_seen=state.last_seen,
             text=notice_text(state.target_key, state.last_seen, link=link),
+            provenance=state.provenance,
         )
 
 

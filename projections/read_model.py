@@ -37,6 +37,7 @@ from sessionwatch.domain.watch_cursor import (
     NoticeAcknowledged,
     NoticeRefrozen,
     NoticesSwept,
+    WatchPromoted,
     WatchRegistered,
     WatchRemoved,
 )
@@ -289,7 +290,7 @@ class Projection:
                     self._cursors = apply_cursor_facts(self._cursors, implied)
                 self._apply_session_event(event, identity)
                 return implied
-            case WatchRegistered() | NoticeAcknowledged() | WatchRemoved():
+            case WatchRegistered() | WatchPromoted() | NoticeAcknowledged() | WatchRemoved():
                 self._cursors = apply_cursor_facts(self._cursors, [event])
                 return [event]
             case NoticesSwept():

@@ -33,12 +33,19 @@ from sessionwatch.adapters.app.telemetry import (
 from sessionwatch.adapters.stores.archive import JsonlArchive
 from sessionwatch.adapters.stores.port import SignalStore, StoreError, WriteTransaction
 from sessionwatch.adapters.upstream.monitor import Monitors
-from sessionwatch.domain.keys import is_subagent_key
+from sessionwatch.domain.errors import InvalidQuery, InvalidSignal
+from sessionwatch.domain.keys import agent_id_of, is_subagent_key
 from sessionwatch.domain.notice_links import NoticeLinks, check_notice_links
 from sessionwatch.domain.ports import AsyncWaker, Clock, Waker
 from sessionwatch.domain.retention import Retention
-from sessionwatch.domain.signals import NOTIFYING_KINDS, SignalKind, notifying_kinds, to_epoch_ms
-from sessionwatch.domain.watch_cursor import CursorKey, CursorState, MaterialSignalSeen
+from sessionwatch.domain.signals import NOTIFYING_KINDS, SignalKind, check_text, notifying_kinds, to_epoch_ms
+from sessionwatch.domain.watch_cursor import (
+    AMBIENT,
+    DEFAULT_MAIN_KEY,
+    CursorKey,
+    CursorState,
+    MaterialSignalSeen,
+)
 
 logger = logging.getLogger("sessionwatch")
 logger.addHandler(logging.NullHandler())  # a library never prints through logging's last resort
@@ -48,6 +55,9 @@ R = TypeVar("R")
 
 Wake = tuple[str, str]
 """(watcher key, reason) of one wake request."""
+
+MAX_MAIN_KEY_LENGTH = 200
+"""The longest `main_key` (the rest of a key) a host may name."""
 
 CLOSED = "the store is closed"
 """The one message of every call on a closed store, whatever the store and the method."""
@@ -121,6 +131,8 @@ class Core:
     """The host's link template for notice texts (ADR-0044); None: notices carry no link."""
     notifying: frozenset[SignalKind] = NOTIFYING_KINDS
     """The kinds that notify watchers on this store, for its replays and audits (ADR-0045)."""
+    main_key: str = DEFAULT_MAIN_KEY
+    """The rest of each agent's main session key: `agent:<agentId>:<main_key>` (ADR-0049)."""
     closed: bool = False
 
     @classmethod
@@ -133,13 +145,16 @@ class Core:
         retention: Retention | None = None,
         notice_links: str | None = None,
         notify_terminal_runs: bool = False,
+        main_key: str = DEFAULT_MAIN_KEY,
     ) -> Core:
         """A core over `store`; the prune throttle counts from the last prune, else from now.
 
         The defaults are a façade's: the system clock, the default retention, no links. A
         `notice_links` template is checked here (`InvalidQuery` naming it). `notify_terminal_runs`
-        makes a run's end notify on this store, its writes and replays alike.
+        makes a run's end notify on this store, its writes and replays alike. `main_key` names
+        each agent's main session, `agent:<agentId>:<main_key>` (checked: `InvalidQuery` naming it).
         """
+        main_key = check_main_key(main_key)
         clock = clock or SystemClock()
         retention = retention or Retention()
         notifying = notifying_kinds(terminal_runs=notify_terminal_runs)
@@ -160,6 +175,7 @@ class Core:
             telemetry=telemetry_for(store),
             notice_links=check_notice_links(notice_links),
             notifying=notifying,
+            main_key=main_key,
         )
 
     @property
@@ -182,6 +198,23 @@ class Core:
     def now_ms(self) -> int:
         """The clock's time in epoch milliseconds."""
         return to_epoch_ms(self.clock.now())
+
+    def main_session_of(self, agent_id: str) -> str:
+        """The agent's main session key."""
+        return f"agent:{agent_id}:{self.main_key}"
+
+
+def check_main_key(main_key: object) -> str:
+    """The rest of a main session key: `main`, or a host's own such as `home` (no `agent:` prefix)."""
+    if not isinstance(main_key, str):
+        raise InvalidQuery("main_key", "must be a string such as 'main'")
+    try:
+        rest = check_text(main_key, "main_key", MAX_MAIN_KEY_LENGTH)
+    except InvalidSignal as exc:
+        raise InvalidQuery("main_key", exc.reason) from None
+    if rest != rest.strip() or rest.lower().startswith("agent:") or agent_id_of(f"agent:x:{rest}") != "x":
+        raise InvalidQuery("main_key", "must be the rest of a key, such as 'main' (no 'agent:<id>:' prefix)")
+    return rest
 
 
 def telemetry_for(store: object) -> Telemetry:
@@ -230,9 +263,16 @@ def wakes_of(notices: Iterable[CursorState | CursorKey | MaterialSignalSeen]) ->
     """Wake requests for watchers that got a pending notice; subagents see it on their next turn.
 
     A watcher whose notice was already pending got nothing new, so it is not woken again: wakes
-    may be coalesced, and the durable notice is never lost.
+    may be coalesced, and the durable notice is never lost. An ambient notice is queue-only.
     """
-    return [(n.watcher, wake_reason(n.target_key)) for n in notices if not is_subagent_key(n.watcher)]
+    return [(n.watcher, wake_reason(n.target_key)) for n in notices if owes_wake(n)]
+
+
+def owes_wake(notice: CursorState | CursorKey | MaterialSignalSeen) -> bool:
+    """Whether a pending notice wakes its watcher: never a subagent's, never an ambient one."""
+    if is_subagent_key(notice.watcher):
+        return False
+    return isinstance(notice, CursorKey) or notice.provenance != AMBIENT
 
 
 def is_async_waker(waker: object) -> TypeIs[AsyncWaker]:

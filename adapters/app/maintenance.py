@@ -21,7 +21,7 @@ def sweep(core: Core) -> Work[SweepCounts, SweepCounts]:
     at_ms = core.now_ms()
     return Work(
         lambda tx: tx.sweep(at_ms),
-        lambda counts: Done(counts, wakes_of(counts.republished)),
+        lambda counts: Done(counts, wakes_of(counts.woken)),
         "sessionwatch.sweep",
     )
 

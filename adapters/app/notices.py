@@ -16,9 +16,12 @@ from sessionwatch.domain import watch_cursor
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal
 from sessionwatch.domain.keys import check_key, resolve_identity
 from sessionwatch.domain.watch_cursor import (
+    AMBIENT,
+    EXPLICIT,
     AcknowledgeNotice,
     CursorKey,
     CursorState,
+    Provenance,
     RegisterWatch,
     RemoveWatch,
 )
@@ -31,13 +34,22 @@ def key_fields(key: CursorKey) -> dict[str, str]:
 
 
 def watch(
-    core: Core, watcher_key: object, target_key: object, *, target_agent_id: object = None
-) -> Work[bool, bool] | bool:
-    """Register an explicit watch at the target's current head.
+    core: Core,
+    watcher_key: object,
+    target_key: object,
+    *,
+    target_agent_id: object = None,
+    ambient: object = False,
+) -> Work[list[CursorState], bool] | bool:
+    """Register a watch at the target's current head: explicit, or ambient (queue-only notices).
 
     False, writing nothing, for a watcher that is not agent-qualified, a bare target without its
-    agent id, or a self-watch; else the work registering it (True; an existing cursor is kept).
+    agent id, or a self-watch; else the work registering it (True). An existing cursor keeps its
+    positions: an explicit watch promotes an ambient one (whose pending notice then wakes its
+    watcher), an ambient watch never downgrades an explicit one.
     """
+    if not isinstance(ambient, bool):
+        raise InvalidQuery("ambient", "must be True or False")
     watcher = check_key(watcher_key, "watcher_key")
     check_key(target_key, "target_key")
     if not watch_cursor.can_watch(watcher):
@@ -50,15 +62,27 @@ def watch(
         return False
     key = CursorKey(watcher, target.session_key, target.agent_id)
 
-    def run(tx: WriteTransaction) -> bool:
-        current = tx.cursor(key)
-        command = RegisterWatch(**key_fields(key), at_ms=core.now_ms(), head=tx.session(target).head)
-        events = watch_cursor.decide(command, current)
-        if events:
-            tx.append_cursor(key, events, before=current)
-        return True
+    provenance: Provenance = AMBIENT if ambient else EXPLICIT
 
-    return Work(run, done)
+    def run(tx: WriteTransaction) -> list[CursorState]:
+        promoted = register_in(tx, key, provenance, core.now_ms())
+        return [promoted] if promoted is not None and promoted.pending else []
+
+    return Work(run, lambda pending: Done(value=True, wakes=wakes_of(pending)))
+
+
+def register_in(
+    tx: WriteTransaction, key: CursorKey, provenance: Provenance, at_ms: int
+) -> CursorState | None:
+    """Register the watch inside `tx` at the target's head; the cursor when one was promoted, else None."""
+    current = tx.cursor(key)
+    head = tx.session(key.target).head
+    command = RegisterWatch(**key_fields(key), at_ms=at_ms, head=head, provenance=provenance)
+    events = watch_cursor.decide(command, current)
+    if not events:
+        return None
+    tx.append_cursor(key, events, before=current)
+    return watch_cursor.evolve(current, events[0]) if current is not None else None
 
 
 def unwatch(

@@ -19,8 +19,9 @@ from pydantic import BaseModel, ConfigDict
 
 from sessionwatch.adapters.app.checks import bounded, check_actor
 from sessionwatch.adapters.app.core import Core, Done, Work, logger, wakes_of
+from sessionwatch.adapters.app.notices import register_in
 from sessionwatch.adapters.stores.port import WriteTransaction
-from sessionwatch.domain import session
+from sessionwatch.domain import session, watch_cursor
 from sessionwatch.domain.errors import InvalidSignal
 from sessionwatch.domain.keys import SessionIdentity, check_key
 from sessionwatch.domain.recording import check_signal
@@ -32,7 +33,7 @@ from sessionwatch.domain.signals import (
     check_text,
     human_message_summary,
 )
-from sessionwatch.domain.watch_cursor import MaterialSignalSeen
+from sessionwatch.domain.watch_cursor import AMBIENT, CursorKey, MaterialSignalSeen
 from sessionwatch.projections.models import Signal
 
 R = TypeVar("R")
@@ -342,8 +343,12 @@ def human_message(
         if not session.records_human_turn(
             who.actor_type, tx.session(identity), watched=lambda: tx.has_cursor_on(identity)
         ):
+            if who.actor_type == "human":
+                watch_ambiently(core, tx, identity)
             return None, [], False  # write-free for ordinary unwatched turns
-        return record_in(tx, turn, spawn_edge=True)
+        recorded = record_in(tx, turn, spawn_edge=True)
+        watch_ambiently(core, tx, identity)  # after the turn: it starts at the new head
+        return recorded
 
     def finish(outcome: tuple[SignalRecorded | None, list[MaterialSignalSeen], bool]) -> Done[Signal | None]:
         event, facts, recorded = outcome
@@ -356,6 +361,17 @@ def human_message(
         )
 
     return Work(run, finish, RECORD)
+
+
+def watch_ambiently(core: Core, tx: WriteTransaction, identity: SessionIdentity) -> None:
+    """After a human turn into a group session: its agent's main session watches it ambiently.
+
+    Registered at the group's head when the main session holds no cursor on it (an explicit one is
+    kept as it is); never a group watching itself.
+    """
+    watcher = watch_cursor.ambient_watcher(tx.session(identity), core.main_key)
+    if watcher is not None:
+        register_in(tx, CursorKey(watcher, identity.session_key, identity.agent_id), AMBIENT, core.now_ms())
 
 
 def goal_changed(

@@ -55,6 +55,7 @@ from sessionwatch.domain.upstream import (
     RecordMissing,
     UpstreamLinkState,
 )
+from sessionwatch.domain.watch_cursor import DEFAULT_MAIN_KEY
 from sessionwatch.projections.models import (
     Cursor,
     Notice,
@@ -94,6 +95,7 @@ class AsyncSessionWatch:
         cross_process_wakes: bool = True,
         notice_links: str | None = None,
         notify_terminal_runs: bool = False,
+        main_key: str = DEFAULT_MAIN_KEY,
     ) -> None:
         loop = OPENING_FOR.get() or asyncio.get_running_loop()
         self._core = Core.build(
@@ -103,6 +105,7 @@ class AsyncSessionWatch:
             retention=retention,
             notice_links=notice_links,
             notify_terminal_runs=notify_terminal_runs,
+            main_key=main_key,
         )
         self._scheduler = LoopScheduler(self._core, loop)
         self._loop = loop
@@ -402,10 +405,17 @@ class AsyncSessionWatch:
 
     # -------------------------------------------------------------------------------- watching
 
-    async def watch(self, watcher_key: str, target_key: str, *, target_agent_id: str | None = None) -> bool:
-        """Register an explicit watch at the target's current head; False (nothing written) when refused."""
+    async def watch(
+        self, watcher_key: str, target_key: str, *, target_agent_id: str | None = None, ambient: bool = False
+    ) -> bool:
+        """Register a watch at the target's current head; False (nothing written) when refused.
+
+        `ambient=True`: its notices are queue-only (never woken); an explicit watch promotes it.
+        """
         return await self._scheduler.settle(
-            notices.watch(self._core, watcher_key, target_key, target_agent_id=target_agent_id)
+            notices.watch(
+                self._core, watcher_key, target_key, target_agent_id=target_agent_id, ambient=ambient
+            )
         )
 
     async def unwatch(self, watcher_key: str, target_key: str, *, target_agent_id: str | None = None) -> bool:

@@ -6,11 +6,13 @@ import asyncio
 import functools
 from typing import Literal
 
+from sessionwatch.adapters.app.core import check_main_key
 from sessionwatch.adapters.entry.aio import OPENING_FOR, AsyncSessionWatch
 from sessionwatch.adapters.stores.factory import open_store
 from sessionwatch.domain.notice_links import check_notice_links
 from sessionwatch.domain.ports import AsyncWaker, Clock, Waker
 from sessionwatch.domain.retention import Retention
+from sessionwatch.domain.watch_cursor import DEFAULT_MAIN_KEY
 
 
 async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
@@ -24,12 +26,14 @@ async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
     cross_process_wakes: bool = True,
     notice_links: str | None = None,
     notify_terminal_runs: bool = False,
+    main_key: str = DEFAULT_MAIN_KEY,
 ) -> AsyncSessionWatch:
     """Open sessionwatch on the store `url` names, for the running loop (the store opens off the loop).
 
     The same arguments as `sessionwatch.open()`; the restart sweep runs once unless `sweep_on_open=False`.
     """
     check_notice_links(notice_links)  # a malformed template opens no store
+    check_main_key(main_key)
     store = await asyncio.to_thread(functools.partial(open_store, url, synchronous=synchronous))
     build = functools.partial(
         AsyncSessionWatch,
@@ -39,6 +43,7 @@ async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
         retention=retention,
         notice_links=notice_links,
         notify_terminal_runs=notify_terminal_runs,
+        main_key=main_key,
     )
     opening = OPENING_FOR.set(asyncio.get_running_loop())  # the thread below runs in a copy of this context
     try:  # building reads the store and may connect the cross-process listener: off the loop

@@ -18,7 +18,7 @@ from typing import Literal, Self
 from pydantic import JsonValue
 
 from sessionwatch.adapters.app import maintenance, notices, queries, recording, registry, upstream
-from sessionwatch.adapters.app.core import Core, is_async_waker, wake_from_elsewhere
+from sessionwatch.adapters.app.core import Core, check_main_key, is_async_waker, wake_from_elsewhere
 from sessionwatch.adapters.app.recording import SignalInput
 from sessionwatch.adapters.app.reports import (
     AuditReport,
@@ -40,6 +40,7 @@ from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.session import SessionState
 from sessionwatch.domain.signals import Actor, SignalKind
 from sessionwatch.domain.upstream import AdvanceOnly, RecordActivity, RecordMissing, UpstreamLinkState
+from sessionwatch.domain.watch_cursor import DEFAULT_MAIN_KEY
 from sessionwatch.projections.models import (
     Cursor,
     Notice,
@@ -72,6 +73,7 @@ class SessionWatch:
         cross_process_wakes: bool = True,
         notice_links: str | None = None,
         notify_terminal_runs: bool = False,
+        main_key: str = DEFAULT_MAIN_KEY,
     ) -> None:
         if is_async_waker(waker):
             raise InvalidQuery("waker", "is async: its wakes need an event loop, use sessionwatch.aio.open()")
@@ -82,6 +84,7 @@ class SessionWatch:
             retention=retention,
             notice_links=notice_links,
             notify_terminal_runs=notify_terminal_runs,
+            main_key=main_key,
         )
         self._scheduler = CallerScheduler(self._core)
         self.startup_sweep: SweepReport | None = None
@@ -348,10 +351,17 @@ class SessionWatch:
 
     # -------------------------------------------------------------------------------- watching
 
-    def watch(self, watcher_key: str, target_key: str, *, target_agent_id: str | None = None) -> bool:
-        """Register an explicit watch at the target's current head; False (nothing written) when refused."""
+    def watch(
+        self, watcher_key: str, target_key: str, *, target_agent_id: str | None = None, ambient: bool = False
+    ) -> bool:
+        """Register a watch at the target's current head; False (nothing written) when refused.
+
+        `ambient=True`: its notices are queue-only (never woken); an explicit watch promotes it.
+        """
         return self._scheduler.settle(
-            notices.watch(self._core, watcher_key, target_key, target_agent_id=target_agent_id)
+            notices.watch(
+                self._core, watcher_key, target_key, target_agent_id=target_agent_id, ambient=ambient
+            )
         )
 
     def unwatch(self, watcher_key: str, target_key: str, *, target_agent_id: str | None = None) -> bool:
@@ -521,6 +531,7 @@ def open_watch(
     cross_process_wakes: bool = True,
     notice_links: str | None = None,
     notify_terminal_runs: bool = False,
+    main_key: str = DEFAULT_MAIN_KEY,
 ) -> SessionWatch:
     """Open sessionwatch on the store `url` names (`None`: `$SESSIONWATCH_URL` or `./sessionwatch.db`).
 
@@ -528,8 +539,11 @@ def open_watch(
     `cross_process_wakes=False` keeps a PostgreSQL store from waking `waker` for other processes.
     `notice_links` (a template naming `{agent_id}` and `{rest_path}`) links each notice to its target.
     `notify_terminal_runs=True` makes `run_completed` and `run_failed` notify watchers (else log-only).
+    `main_key` is the rest of each agent's main session key (`agent:<agentId>:main` by default): the
+    session that watches its agent's group sessions ambiently once a human spoke in them.
     """
     check_notice_links(notice_links)  # a malformed template opens no store
+    check_main_key(main_key)
     store = open_store(url, synchronous=synchronous)
     try:
         watch = SessionWatch(
@@ -540,6 +554,7 @@ def open_watch(
             cross_process_wakes=cross_process_wakes,
             notice_links=notice_links,
             notify_terminal_runs=notify_terminal_runs,
+            main_key=main_key,
         )
     except BaseException:
         store.close()

@@ -39,7 +39,13 @@ from sessionwatch.domain.session import (
     SignalRecorded,
 )
 from sessionwatch.domain.upstream import UpstreamLinked, UpstreamMarkerAdvanced, UpstreamUnlinked
-from sessionwatch.domain.watch_cursor import NoticeAcknowledged, NoticesSwept, WatchRegistered, WatchRemoved
+from sessionwatch.domain.watch_cursor import (
+    NoticeAcknowledged,
+    NoticesSwept,
+    WatchPromoted,
+    WatchRegistered,
+    WatchRemoved,
+)
 from sessionwatch.projections.read_model import ReadModel, SignalFreeProjection
 
 HISTORY_FORMAT: Final = "sessionwatch.history"
@@ -66,7 +72,7 @@ def _expected_stream(event: DomainEvent) -> UUID:
     match event:
         case SessionUpserted() | SignalRecorded() | SessionReset() | SessionDeleted() | SessionMetaUpdated():
             return session_stream_id(SessionIdentity(event.session_key, event.agent_id))
-        case WatchRegistered() | NoticeAcknowledged() | WatchRemoved():
+        case WatchRegistered() | WatchPromoted() | NoticeAcknowledged() | WatchRemoved():
             return cursor_stream_id(event.key)
         case UpstreamLinked() | UpstreamMarkerAdvanced() | UpstreamUnlinked():
             return link_stream_id(SessionIdentity(event.session_key, event.agent_id))
@@ -98,6 +104,7 @@ def _highest_sequence(event: DomainEvent) -> int:
             | SessionReset()
             | SessionDeleted()
             | WatchRemoved()
+            | WatchPromoted()
             | NoticesSwept()
             | UpstreamLinked()
             | UpstreamMarkerAdvanced()

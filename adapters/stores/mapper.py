@@ -29,6 +29,7 @@ from sessionwatch.domain.watch_cursor import (
     CursorKey,
     NoticeAcknowledged,
     NoticesSwept,
+    WatchPromoted,
     WatchRegistered,
     WatchRemoved,
 )
@@ -45,6 +46,7 @@ EVENT_TYPES: Final[dict[str, type[DomainEvent]]] = {
         SessionReset,
         SessionDeleted,
         WatchRegistered,
+        WatchPromoted,
         NoticeAcknowledged,
         WatchRemoved,
         NoticesSwept,
@@ -66,10 +68,19 @@ UPCASTERS: Final[dict[str, tuple[str, Callable[[Body], Body]]]] = {
         "store.pruned.v3",
         lambda body: {**body, "sessions": [{**s, "meta": None} for s in body["sessions"]]},
     ),
+    # v3 checkpoints and v1 registrations predate provenance: every cursor was explicit (ADR-0049).
+    "store.pruned.v3": (
+        "store.pruned.v4",
+        lambda body: {**body, "cursors": [{**c, "provenance": "explicit"} for c in body["cursors"]]},
+    ),
+    "cursor.watch_registered.v1": (
+        "cursor.watch_registered.v2",
+        lambda body: {**body, "provenance": "explicit"},
+    ),
 }
 """Older stored names: the name they are read as now and how their body becomes that shape."""
 
-CHECKPOINT_TOPICS: Final = ("store.pruned.v1", "store.pruned.v2", "store.pruned.v3")
+CHECKPOINT_TOPICS: Final = ("store.pruned.v1", "store.pruned.v2", "store.pruned.v3", "store.pruned.v4")
 """The stored names of prune checkpoints, old and current (compaction keeps none but the newest)."""
 
 

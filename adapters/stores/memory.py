@@ -224,7 +224,8 @@ class _MemoryWrite:
             event = NoticesSwept(at_ms=at_ms)
             self._store_event(STORE_STREAM_ID, event)
             self.model = evolve_read_model(self.model, event)
-        return SweepCounts(tuple(c.key for c in plan.republished), len(plan.facts), plan.skipped)
+        woken = tuple(c.key for c in plan.republished if not c.ambient)
+        return SweepCounts(tuple(c.key for c in plan.republished), len(plan.facts), plan.skipped, woken)
 
     def cursor(self, key: CursorKey) -> CursorState | None:
         return self.model.cursor(key)

@@ -106,11 +106,15 @@ class PruneCounts:
 
 @dataclass(frozen=True, slots=True)
 class SweepCounts:
-    """What one sweep did: the open notices it re-publishes, how many it re-froze, how many it skipped."""
+    """What one sweep did: the open notices it re-publishes, how many it re-froze, how many it skipped.
+
+    `woken` are the re-published notices owed a wake: all but the ambient ones (queue-only).
+    """
 
     republished: tuple[CursorKey, ...]
     refrozen: int
     skipped: int
+    woken: tuple[CursorKey, ...]
 
 
 class WriteTransaction(Protocol):

@@ -463,7 +463,8 @@ def test_sweep_refreeze_matches_resume_and_derive(
     with tables.store.write() as tx:
         counts = tx.sweep(at_ms)
     plan = plan_sweep(world, at_ms)
-    assert counts == SweepCounts(tuple(c.key for c in plan.republished), len(plan.facts), plan.skipped)
+    woken = tuple(c.key for c in plan.republished if not c.ambient)
+    assert counts == SweepCounts(tuple(c.key for c in plan.republished), len(plan.facts), plan.skipped, woken)
     expected = evolve_read_model(world, NoticesSwept(at_ms=at_ms)) if plan.facts else world
     assert tables.store.read_model() == expected
     swept = [e for e in tables.stored() if isinstance(e, NoticesSwept)]

@@ -8,6 +8,7 @@ import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from sessionwatch.adapters.stores.mapper import (
     EVENT_TYPES,
@@ -28,6 +29,7 @@ from sessionwatch.domain.upstream import (
     UpstreamSource,
     UpstreamUnlinked,
 )
+from sessionwatch.domain.watch_cursor import WatchRegistered
 from sessionwatch.testing import payloads, signal_kinds
 
 SIGNAL = SignalRecorded(
@@ -52,11 +54,12 @@ def test_every_stored_name_is_explicit_and_versioned() -> None:
         "session.signal_recorded.v1",
         "session.reset.v1",
         "session.deleted.v1",
-        "cursor.watch_registered.v1",
+        "cursor.watch_registered.v2",
+        "cursor.watch_promoted.v1",
         "cursor.notice_acknowledged.v1",
         "cursor.watch_removed.v1",
         "cursor.notices_swept.v1",
-        "store.pruned.v3",
+        "store.pruned.v4",
         "upstream.linked.v1",
         "upstream.marker_advanced.v1",
         "upstream.unlinked.v1",
@@ -158,7 +161,7 @@ def test_a_version_one_prune_checkpoint_is_upcast_to_the_current_one_without_lin
     )
     event = decode("store.pruned.v1", old)
     assert isinstance(event, SignalsPruned)
-    assert event.type == "store.pruned.v3"
+    assert event.type == "store.pruned.v4"
     assert event.links == ()
     assert event.sessions[0].head == 4
     assert event.sessions[0].meta is None
@@ -176,8 +179,36 @@ def test_a_version_two_prune_checkpoint_is_upcast_with_no_session_meta() -> None
     )
     event = decode("store.pruned.v2", old)
     assert isinstance(event, SignalsPruned)
-    assert event.type == "store.pruned.v3"
+    assert event.type == "store.pruned.v4"
     assert [(s.session_id, s.head, s.meta) for s in event.sessions] == [("s1", 4, None)]
+
+
+def test_a_version_three_prune_checkpoint_is_upcast_with_every_cursor_explicit() -> None:
+    # Written by store.pruned.v3 (before cursor provenance, ADR-0049): cursors carry none.
+    old = (
+        b'{"cutoffs":{"at_ms":10,"occurred_before_ms":5,"through_sequence":2,"cursors_updated_before_ms":5},'
+        b'"sessions":[],"links":[],'
+        b'"cursors":[{"watcher":"agent:main:main","target_key":"agent:main:x","target_agent_id":"main",'
+        b'"last_seen":1,"notified":3,"material":3,"updated_at_ms":9}]}'
+    )
+    event = decode("store.pruned.v3", old)
+    assert isinstance(event, SignalsPruned)
+    assert event.type == "store.pruned.v4"
+    assert [(c.watcher, c.notified, c.provenance) for c in event.cursors] == [
+        ("agent:main:main", 3, "explicit")
+    ]
+
+
+def test_a_version_one_watch_registration_is_read_as_an_explicit_one() -> None:
+    old = (
+        b'{"watcher":"agent:main:main","target_key":"agent:main:x","target_agent_id":"main",'
+        b'"at_ms":9,"head":4}'
+    )
+    event = decode("cursor.watch_registered.v1", old)
+    assert isinstance(event, WatchRegistered)
+    assert (event.type, event.head, event.provenance) == ("cursor.watch_registered.v2", 4, "explicit")
+    with pytest.raises(ValidationError):  # the current name needs its provenance: only the old one is upcast
+        decode("cursor.watch_registered.v2", old)
 
 
 def test_link_stream_ids_are_pinned_and_differ_from_session_streams() -> None:

@@ -138,7 +138,7 @@ NOTIFYING = (SignalKind.HUMAN_DIRECT_MESSAGE, SignalKind.UPSTREAM_MISSING, Signa
 
 def test_register_starts_the_cursor_at_the_targets_head() -> None:
     events = decide(RegisterWatch(**ids(), head=7), given())
-    assert events == [WatchRegistered(**ids(), head=7)]
+    assert events == [WatchRegistered(**ids(), head=7, provenance="explicit")]
     assert positions(fold(None, events)) == (7, 7, 7)
 
 

@@ -259,13 +259,17 @@ def test_a_cursor_shows_every_position_and_its_update_time() -> None:
             "notified": 2,
             "material": 3,
             "updatedAt": AT_MS,
+            "provenance": "explicit",
         },
     )
 
 
 def test_a_notice_leaves_out_its_watcher() -> None:
     notice = Notice(watcher="agent:main:main", target=KEY, target_agent_id="main", last_seen=4, text="t")
-    pinned(notice.to_json(), {"target": KEY, "targetAgentId": "main", "lastSeen": 4, "text": "t"})
+    pinned(
+        notice.to_json(),
+        {"target": KEY, "targetAgentId": "main", "lastSeen": 4, "text": "t", "provenance": "explicit"},
+    )
 
 
 # ------------------------------------------------------------------------------------ reports

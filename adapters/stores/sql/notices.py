@@ -24,7 +24,8 @@ from sessionwatch.domain.session import (
     SessionUpserted,
     SignalRecorded,
 )
-from sessionwatch.domain.watch_cursor import CursorKey, MaterialSignalSeen, NoticesSwept
+from sessionwatch.domain.signals import NOTIFYING_KINDS
+from sessionwatch.domain.watch_cursor import AMBIENT, EXPLICIT, CursorKey, MaterialSignalSeen, NoticesSwept
 
 
 def apply_implied(
@@ -68,27 +69,30 @@ def material_update(tx: SqlTransaction, run: Sequence[SignalRecorded]) -> list[M
     """
     first, last = run[0], run[-1]
     e = first.sequence
+    ambient_too = first.kind in NOTIFYING_KINDS  # a run's end, where it notifies, skips ambient cursors
     raw = tx.raw
-    raw.execute(
-        tx.sql.MATERIAL_UPDATE,
-        {
-            "first": e,
-            "e": last.sequence,
-            "now": last.recorded_at_ms,
-            "key": first.session_key,
-            "agent": first.agent_id,
-            "actor": first.actor_id,
-        },
-    )
+    params: dict[str, object] = {
+        "first": e,
+        "e": last.sequence,
+        "now": last.recorded_at_ms,
+        "key": first.session_key,
+        "agent": first.agent_id,
+        "actor": first.actor_id,
+    }
+    raw.execute(tx.sql.MATERIAL_UPDATE, {**params, "ambient_too": 1 if ambient_too else 0})
     rows = raw.fetchall()
-    updated = {watcher for watcher, _, _ in rows}
-    opened = [(watcher, seen) for watcher, seen, notified in rows if notified == e]
+    updated = {watcher for watcher, _, _, _ in rows}
+    opened = [(watcher, seen, ambient) for watcher, seen, notified, ambient in rows if notified == e]
     for watcher in watch_cursor.notified_watchers(first, first.watchers, (), tx.notifying):
         if watcher not in updated:
             new = (watcher, first.session_key, first.agent_id, e, e, first.recorded_at_ms)
             raw.execute(tx.sql.INSERT_NEW_CURSOR, (*new, agent_id_of(watcher)))
             if raw.rowcount == 1:  # a cursor that had seen this signal already is left alone
-                opened.append((watcher, 0))
+                opened.append((watcher, 0, 0))
+            elif not ambient_too:  # its ambient cursor, which the producer named: notified all the same
+                raw.execute(tx.sql.MATERIAL_UPDATE_NAMED, {**params, "watcher": watcher})
+                named = raw.fetchall()
+                opened.extend((w, seen, ambient) for w, seen, notified, ambient in named if notified == e)
     return [
         MaterialSignalSeen(
             watcher=watcher,
@@ -98,8 +102,9 @@ def material_update(tx: SqlTransaction, run: Sequence[SignalRecorded]) -> list[M
             sequence=e,
             notified=e,
             last_seen=seen,
+            provenance=AMBIENT if ambient else EXPLICIT,
         )
-        for watcher, seen in opened
+        for watcher, seen, ambient in opened
     ]
 
 
@@ -119,13 +124,15 @@ def sweep(tx: SqlTransaction, at_ms: int) -> SweepCounts:
     """
     c = tx.statement
     c.execute(tx.sql.SELECT_REPUBLISHED)
-    republished = [CursorKey(*row) for row in c.fetchall()]
+    rows = c.fetchall()
+    republished = [CursorKey(*row[:3]) for row in rows]
+    woken = [CursorKey(*row[:3]) for row in rows if not row[3]]  # an ambient notice is queue-only
     c.execute(tx.sql.COUNT_OPEN)
     open_count = int(tx.one()[0])
     c.execute(tx.sql.REFREEZE, {"now": at_ms})
     refrozen = c.rowcount
     if refrozen:
         tx.store_event(STORE_STREAM_ID, NoticesSwept(at_ms=at_ms))
-    for key in republished:
+    for key in woken:
         tx.dialect.owe_wake(key.watcher, key.target_key)
-    return SweepCounts(tuple(republished), refrozen, open_count - len(republished))
+    return SweepCounts(tuple(republished), refrozen, open_count - len(republished), tuple(woken))

@@ -15,7 +15,7 @@ from typing import Any, TypeAlias
 Row: TypeAlias = Sequence[Any]
 """One row as psycopg's tuple row factory returns it."""
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 EVENTS_TABLE = "stored_events"
 WAKE_CHANNEL = "sessionwatch_wake"
 """The NOTIFY channel of cross-process wakes; payloads name their schema."""
@@ -94,6 +94,7 @@ SCHEMA = (
         " notified BIGINT NOT NULL,"
         " material BIGINT NOT NULL,"
         " updated_at_ms BIGINT NOT NULL,"
+        " ambient SMALLINT NOT NULL DEFAULT 0,"  # the provenance: 1 ambient, 0 explicit (ADR-0049)
         " PRIMARY KEY (target_key, target_agent_id, watcher))"
     ),
     "CREATE INDEX IF NOT EXISTS sw_cursors_by_watcher ON sw_cursors (watcher)",
@@ -134,7 +135,7 @@ SIGNAL_COLUMNS = (
     "sequence, session_key, agent_id, session_id, kind, actor_type, actor_id, run_id,"
     " occurred_at_ms, recorded_at_ms, summary, payload, dedupe_key, watchers"
 )
-CURSOR_COLUMNS = "watcher, target_key, target_agent_id, last_seen, notified, material, updated_at_ms"
+CURSOR_COLUMNS = "watcher, target_key, target_agent_id, last_seen, notified, material, updated_at_ms, ambient"
 LINK_COLUMNS = (
     "session_key, agent_id, catalog_id, host_id, thread_id, upstream_kind, upstream_ref, marker,"
     " link_version, active, last_scanned_at_ms, created_at_ms, updated_at_ms"
@@ -205,32 +206,44 @@ SELECT_PENDING_OF = (
     " ORDER BY target_key, target_agent_id"
 )
 SELECT_ANY_CURSOR_ON = "SELECT 1 FROM sw_cursors WHERE target_key = %s AND target_agent_id = %s LIMIT 1"
-# Every pending notice: what a reconnected listener wakes watchers for (ADR-0009).
+# Every pending notice owed a wake: what a reconnected listener wakes watchers for (ADR-0009); an
+# ambient one is queue-only (ADR-0049).
 SELECT_PENDING = (
-    "SELECT watcher, target_key FROM sw_cursors WHERE notified > last_seen"
+    "SELECT watcher, target_key FROM sw_cursors WHERE notified > last_seen AND ambient = 0"
     " ORDER BY watcher, target_key, target_agent_id"
 )
 UPSERT_CURSOR = (
-    f"INSERT INTO sw_cursors ({CURSOR_COLUMNS}, watcher_agent_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+    f"INSERT INTO sw_cursors ({CURSOR_COLUMNS}, watcher_agent_id)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
     " ON CONFLICT (target_key, target_agent_id, watcher) DO UPDATE SET last_seen = excluded.last_seen,"
-    " notified = excluded.notified, material = excluded.material, updated_at_ms = excluded.updated_at_ms"
+    " notified = excluded.notified, material = excluded.material, updated_at_ms = excluded.updated_at_ms,"
+    " ambient = excluded.ambient"
 )
 DELETE_CURSOR = "DELETE FROM sw_cursors WHERE target_key = %s AND target_agent_id = %s AND watcher = %s"
-MATERIAL_UPDATE = (
+_MATERIAL_UPDATE = (
     "UPDATE sw_cursors SET notified = CASE WHEN notified = last_seen THEN %(first)s ELSE notified END,"
     " material = %(e)s, updated_at_ms = %(now)s"
     " WHERE target_key = %(key)s AND target_agent_id = %(agent)s"
     " AND watcher IS DISTINCT FROM %(actor)s AND material < %(first)s"
-    " RETURNING watcher, last_seen, notified"
+    " AND {holders} RETURNING watcher, last_seen, notified, ambient"
 )
+MATERIAL_UPDATE = _MATERIAL_UPDATE.format(holders="(ambient = 0 OR %(ambient_too)s = 1)")
 """The PostgreSQL form of `sqlite_schema.MATERIAL_UPDATE` (the same rule).
 
 Twin: `domain.watch_cursor.react` (the holders `notified_watchers` keeps), then
 `domain.watch_cursor.derive` of `ObserveMaterialSignal` and `domain.watch_cursor.evolve`.
 Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
 """
+MATERIAL_UPDATE_NAMED = _MATERIAL_UPDATE.format(holders="watcher = %(watcher)s")
+"""The PostgreSQL form of `sqlite_schema.MATERIAL_UPDATE_NAMED` (the same rule).
+
+Twin: `domain.watch_cursor.notified_watchers` (a producer's watcher is notified even where its
+cursor is ambient), then `derive` of `ObserveMaterialSignal` and `evolve`.
+Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
+"""
 INSERT_NEW_CURSOR = (
-    f"INSERT INTO sw_cursors ({CURSOR_COLUMNS}, watcher_agent_id) VALUES (%s, %s, %s, 0, %s, %s, %s, %s)"
+    f"INSERT INTO sw_cursors ({CURSOR_COLUMNS}, watcher_agent_id)"
+    " VALUES (%s, %s, %s, 0, %s, %s, %s, 0, %s)"
     " ON CONFLICT (target_key, target_agent_id, watcher) DO NOTHING"
 )
 """The PostgreSQL form of `sqlite_schema.INSERT_NEW_CURSOR` (the same rule).
@@ -256,7 +269,7 @@ Twin: the `material <= last_seen` test of `domain.watch_cursor.resume` and of `d
 Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
 """
 SELECT_REPUBLISHED = (
-    "SELECT watcher, target_key, target_agent_id FROM sw_cursors"
+    "SELECT watcher, target_key, target_agent_id, ambient FROM sw_cursors"
     f" WHERE {_OPEN} AND {_WATCHER_EXISTS} ORDER BY watcher, target_key, target_agent_id"
 )
 """The PostgreSQL form of `sqlite_schema.SELECT_REPUBLISHED` (the same rule).
@@ -434,6 +447,8 @@ SELECT_EVENT_STREAM_VERSIONS = (
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     # 2: registry metadata on every session row (ADR-0012); NULL reads as "none set".
     2: ("ALTER TABLE sw_sessions ADD COLUMN meta TEXT",),
+    # 3 (ADR-0049): cursors gain their provenance; every cursor stored before was explicit.
+    3: ("ALTER TABLE sw_cursors ADD COLUMN ambient SMALLINT NOT NULL DEFAULT 0",),
 }
 """The statements that bring a store written at the version before each key up to that version."""
 SELECT_SCHEMA_VERSION = "SELECT value FROM sw_meta WHERE name = 'schema_version'"

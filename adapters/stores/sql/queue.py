@@ -16,6 +16,7 @@ from sessionwatch.adapters.stores.sql import rows as sql_rows
 from sessionwatch.adapters.stores.sql.dialect import Cursor
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.session import SessionState, SignalRecorded
+from sessionwatch.domain.signals import NOTIFYING_KINDS
 
 
 class WriteCache:
@@ -89,6 +90,12 @@ class StreamTail:
 def continues(previous: SignalRecorded, signal: SignalRecorded) -> bool:
     """Whether `signal` joins the material-update run `previous` ends: same actor, no producer watchers.
 
-    Both are notifying signals on one target with rising sequences, as `append_signals` sees them.
+    Both are notifying signals on one target with rising sequences, as `append_signals` sees them;
+    and both reach ambient cursors, or neither does (a run's end, where it notifies, does not).
     """
-    return previous.actor_id == signal.actor_id and not previous.watchers and not signal.watchers
+    return (
+        previous.actor_id == signal.actor_id
+        and not previous.watchers
+        and not signal.watchers
+        and (previous.kind in NOTIFYING_KINDS) == (signal.kind in NOTIFYING_KINDS)
+    )

@@ -22,7 +22,7 @@ from sessionwatch.domain.registry import SessionMeta
 from sessionwatch.domain.session import SessionState, SignalRecorded
 from sessionwatch.domain.signals import PUBLIC_PAYLOAD_KEYS, Payload, from_epoch_ms
 from sessionwatch.domain.upstream import UpstreamLinkState, UpstreamSource
-from sessionwatch.domain.watch_cursor import CursorState
+from sessionwatch.domain.watch_cursor import AMBIENT, EXPLICIT, CursorState
 from sessionwatch.projections.models import StateChange
 from sessionwatch.projections.read_model import ReadModel
 
@@ -159,6 +159,7 @@ def cursor_state(row: Row) -> CursorState:
         notified=row[4],
         material=row[5],
         updated_at_ms=row[6],
+        provenance=AMBIENT if row[7] else EXPLICIT,
     )
 
 
@@ -172,6 +173,7 @@ def cursor_params(state: CursorState) -> tuple[object, ...]:
         state.notified,
         state.material,
         state.updated_at_ms,
+        1 if state.ambient else 0,
         agent_id_of(state.watcher),
     )
 

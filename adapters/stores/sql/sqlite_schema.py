@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sessionwatch.domain.signals import PAYLOAD_KEYS, PUBLIC_PAYLOAD_KEYS
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 EVENTS_TABLE = "stored_events"
 
 _SIGNALS_TABLE = (
@@ -91,6 +91,7 @@ SCHEMA = (
         " notified INTEGER NOT NULL,"
         " material INTEGER NOT NULL,"
         " updated_at_ms INTEGER NOT NULL,"
+        " ambient INTEGER NOT NULL DEFAULT 0,"  # the provenance: 1 ambient, 0 explicit (ADR-0049)
         " UNIQUE (target_key, target_agent_id, watcher))"
     ),
     "CREATE INDEX IF NOT EXISTS sw_cursors_by_watcher ON sw_cursors (watcher)",
@@ -127,7 +128,7 @@ SIGNAL_COLUMNS = (
     "sequence, session_key, agent_id, session_id, kind, actor_type, actor_id, run_id,"
     " occurred_at_ms, recorded_at_ms, summary, payload, dedupe_key, watchers"
 )
-CURSOR_COLUMNS = "watcher, target_key, target_agent_id, last_seen, notified, material, updated_at_ms"
+CURSOR_COLUMNS = "watcher, target_key, target_agent_id, last_seen, notified, material, updated_at_ms, ambient"
 LINK_COLUMNS = (
     "session_key, agent_id, catalog_id, host_id, thread_id, upstream_kind, upstream_ref, marker,"
     " link_version, active, last_scanned_at_ms, created_at_ms, updated_at_ms"
@@ -188,28 +189,38 @@ SELECT_CURSOR = (
     f"SELECT {CURSOR_COLUMNS} FROM sw_cursors WHERE target_key=? AND target_agent_id=? AND watcher=?"
 )
 UPSERT_CURSOR = (
-    f"INSERT INTO sw_cursors ({CURSOR_COLUMNS}, watcher_agent_id) VALUES (?,?,?,?,?,?,?,?)"
+    f"INSERT INTO sw_cursors ({CURSOR_COLUMNS}, watcher_agent_id) VALUES (?,?,?,?,?,?,?,?,?)"
     " ON CONFLICT (target_key, target_agent_id, watcher) DO UPDATE SET last_seen=excluded.last_seen,"
-    " notified=excluded.notified, material=excluded.material, updated_at_ms=excluded.updated_at_ms"
+    " notified=excluded.notified, material=excluded.material, updated_at_ms=excluded.updated_at_ms,"
+    " ambient=excluded.ambient"
 )
 DELETE_CURSOR = "DELETE FROM sw_cursors WHERE target_key=? AND target_agent_id=? AND watcher=?"
-MATERIAL_UPDATE = (
+_MATERIAL_UPDATE = (
     "UPDATE sw_cursors SET notified = CASE WHEN notified = last_seen THEN :first ELSE notified END,"
     " material = :e, updated_at_ms = :now"
     " WHERE target_key = :key AND target_agent_id = :agent AND watcher IS NOT :actor AND material < :first"
-    " RETURNING watcher, last_seen, notified"
+    " AND {holders} RETURNING watcher, last_seen, notified, ambient"
 )
+MATERIAL_UPDATE = _MATERIAL_UPDATE.format(holders="(ambient = 0 OR :ambient_too = 1)")
 """A notifying signal reaches every holder but its actor, in one statement (the peer's shape):
 `N := first` only when no notice is outstanding (`N = L`), `M := e` always; `material < first` makes
 a redelivery a no-op. One signal passes its sequence as both; a run of signals by one actor on the
-target passes its first as `first` and its last as `e` (ADR-0017).
+target passes its first as `first` and its last as `e` (ADR-0017). `ambient_too = 0` (a kind that
+notifies only where the store says so: a run's end) leaves ambient cursors alone.
 
 Twin: `domain.watch_cursor.react` (the holders `notified_watchers` keeps), then
 `domain.watch_cursor.derive` of `ObserveMaterialSignal` and `domain.watch_cursor.evolve`.
 Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
 """
+MATERIAL_UPDATE_NAMED = _MATERIAL_UPDATE.format(holders="watcher = :watcher")
+"""`MATERIAL_UPDATE` of one producer-named watcher, whatever its cursor's provenance.
+
+Twin: `domain.watch_cursor.notified_watchers` (a producer's watcher is notified even where its
+cursor is ambient), then `derive` of `ObserveMaterialSignal` and `evolve`.
+Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
+"""
 INSERT_NEW_CURSOR = (
-    f"INSERT INTO sw_cursors ({CURSOR_COLUMNS}, watcher_agent_id) VALUES (?,?,?,0,?,?,?,?)"
+    f"INSERT INTO sw_cursors ({CURSOR_COLUMNS}, watcher_agent_id) VALUES (?,?,?,0,?,?,?,0,?)"
     " ON CONFLICT (target_key, target_agent_id, watcher) DO NOTHING"
 )
 """The `(0, e, e)` cursor of a producer watcher that had none.
@@ -235,7 +246,7 @@ Twin: the `material <= last_seen` test of `domain.watch_cursor.resume` and of `d
 Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
 """
 SELECT_REPUBLISHED = (
-    "SELECT watcher, target_key, target_agent_id FROM sw_cursors"
+    "SELECT watcher, target_key, target_agent_id, ambient FROM sw_cursors"
     f" WHERE {_OPEN} AND {_WATCHER_EXISTS} ORDER BY watcher, target_key, target_agent_id"
 )
 """The open notices of existing watchers, which the restart sweep re-publishes.
@@ -430,6 +441,8 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE sw_signals_v3 RENAME TO sw_signals",
         *_SIGNAL_INDEXES,
     ),
+    # 4 (ADR-0049): cursors gain their provenance; every cursor stored before was explicit.
+    4: ("ALTER TABLE sw_cursors ADD COLUMN ambient INTEGER NOT NULL DEFAULT 0",),
 }
 """The statements that bring a store written at the version before each key up to that version."""
 SELECT_SCHEMA_VERSION = "SELECT value FROM sw_meta WHERE name = 'schema_version'"

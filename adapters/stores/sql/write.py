@@ -27,7 +27,7 @@ from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.session import SessionEvent, SessionState, SignalRecorded
 from sessionwatch.domain.signals import NOTIFYING_KINDS, SignalKind
 from sessionwatch.domain.upstream import LinkEvent, UpstreamLinkState
-from sessionwatch.domain.watch_cursor import CursorEvent, CursorKey, CursorState, MaterialSignalSeen
+from sessionwatch.domain.watch_cursor import EXPLICIT, CursorEvent, CursorKey, CursorState, MaterialSignalSeen
 
 
 class SqlWrite:
@@ -270,7 +270,8 @@ class SqlWrite:
 
     def _owe_wakes(self, opened: Sequence[MaterialSignalSeen]) -> None:
         for fact in opened:
-            self.dialect.owe_wake(fact.watcher, fact.target_key)
+            if fact.provenance == EXPLICIT:  # an ambient notice is queue-only
+                self.dialect.owe_wake(fact.watcher, fact.target_key)
 
     def _put_session(self, state: SessionState, version: int) -> None:
         """Queue the session's row at its stream's `version`, or delete it when the fold drops it."""
@@ -298,7 +299,7 @@ class SqlWrite:
             self.statement.execute(self.sql.DELETE_CURSOR, (key.target_key, key.target_agent_id, key.watcher))
             return
         self.statement.execute(self.sql.UPSERT_CURSOR, sql_rows.cursor_params(state))
-        if events and state.pending:  # an acknowledgement left a follow-up notice
+        if events and state.pending and not state.ambient:  # a follow-up notice, or a promoted one
             self.dialect.owe_wake(key.watcher, key.target_key)
 
     def append_link(self, identity: SessionIdentity, events: Sequence[LinkEvent]) -> None:
