@@ -190,6 +190,11 @@ class Cursor(WireModel):
             provenance=state.provenance,
         )
 
+    @property
+    def pending(self) -> bool:
+        """A notice is pending for this target exactly while `notified > last_seen`."""
+        return self.notified > self.last_seen
+
 
 class Notice(WireModel):
     """The one line a stale watcher gets for a target; `text` is `notice_text(target, L)`.

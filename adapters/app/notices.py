@@ -1,5 +1,8 @@
 """Watching and notice use cases: register and remove watches, read, drain and acknowledge notices.
 
+Also what a session watches: its cursors (`watched_by`) and the bounded block a host puts in its
+system prompt (`watch_prompt`, rendered by `domain.watch_prompt`).
+
 A watch starts at the target's head and never clobbers an existing cursor. Acknowledging sets
 `L := N` and leaves exactly one follow-up notice where more arrived (`M > N`), whose watcher is
 woken after the commit. Reading notices or cursors never acknowledges anything.
@@ -25,6 +28,7 @@ from sessionwatch.domain.watch_cursor import (
     RegisterWatch,
     RemoveWatch,
 )
+from sessionwatch.domain.watch_prompt import watch_prompt_text
 from sessionwatch.projections.models import Cursor, Notice
 
 
@@ -107,6 +111,23 @@ def cursor(
     """The watcher's cursor on the target, or None."""
     state = core.store.cursor(query_cursor_key(watcher_key, target_key, target_agent_id))
     return Cursor.from_state(state) if state is not None else None
+
+
+def watched_by(core: Core, watcher_key: object) -> list[Cursor]:
+    """Every cursor of the watcher (pending or not), ordered by target key then agent id."""
+    return [Cursor.from_state(c) for c in _cursors_by_target(core, watcher_key)]
+
+
+def watch_prompt(core: Core, watcher_key: object) -> str:
+    """The bounded system-prompt block naming what the watcher watches; "" when it watches nothing."""
+    return watch_prompt_text(_cursors_by_target(core, watcher_key))
+
+
+def _cursors_by_target(core: Core, watcher_key: object) -> list[CursorState]:
+    """The watcher's cursors in Python's order of (target key, agent id), whatever the store's collation."""
+    watcher = query_key(watcher_key, "watcher_key")
+    found = core.store.cursors_of(watcher, pending_only=False)
+    return sorted(found, key=lambda c: (c.target_key, c.target_agent_id))
 
 
 def pending_notices(core: Core, watcher_key: object) -> list[Notice]:

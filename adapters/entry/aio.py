@@ -432,6 +432,14 @@ class AsyncSessionWatch:
             notices.cursor, self._core, watcher_key, target_key, target_agent_id=target_agent_id
         )
 
+    async def watched_by(self, watcher_key: str) -> list[Cursor]:
+        """The watcher's cursors, ordered by target (`SessionWatch.watched_by`)."""
+        return await self._scheduler.read(notices.watched_by, self._core, watcher_key)
+
+    async def watch_prompt(self, watcher_key: str) -> str:
+        """The bounded system-prompt block of what the watcher watches (`SessionWatch.watch_prompt`)."""
+        return await self._scheduler.read(notices.watch_prompt, self._core, watcher_key)
+
     # --------------------------------------------------------------------------------- notices
 
     async def pending_notices(self, watcher_key: str) -> list[Notice]:

@@ -376,6 +376,26 @@ class SessionWatch:
         """The watcher's cursor on the target, or None."""
         return notices.cursor(self._core, watcher_key, target_key, target_agent_id=target_agent_id)
 
+    def watched_by(self, watcher_key: str) -> list[Cursor]:
+        """The watcher's cursors, ordered by target: positions, and `pending` while a notice is open.
+
+        Raises:
+            InvalidQuery: a malformed `watcher_key`.
+        """
+        return notices.watched_by(self._core, watcher_key)
+
+    def watch_prompt(self, watcher_key: str) -> str:
+        """A short block for the watcher's system prompt: the sessions it watches and how to reconcile.
+
+        It says the session tools can read them, lists at most 20 sessions in target order (the rest
+        as "and K more") within 2,000 characters, and is byte-identical for the same cursors. A
+        watcher without cursors gets "", so the host can leave the section out.
+
+        Raises:
+            InvalidQuery: a malformed `watcher_key`.
+        """
+        return notices.watch_prompt(self._core, watcher_key)
+
     # --------------------------------------------------------------------------------- notices
 
     def pending_notices(self, watcher_key: str) -> list[Notice]:
