@@ -232,7 +232,7 @@ def _target_arguments(command: argparse.ArgumentParser) -> None:
 
 
 def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: list[_Parser]) -> None:
-    """`watch`, `unwatch`, `notices`, `drain` and `sweep`."""
+    """`watch`, `unwatch`, `watched`, `notices`, `drain` and `sweep`."""
     watch = _command(
         commands,
         common,
@@ -260,6 +260,24 @@ def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: li
         "whether or not there was one to remove: the output says which.",
     )
     _target_arguments(unwatch)
+
+    watched = _command(
+        commands,
+        common,
+        "watched",
+        run.watched_command,
+        help="the sessions WATCHER watches, with its cursor positions",
+        description="One line per session WATCHER watches, in target order: the target, its agent, "
+        "the cursor's last seen, notified and material sequences, and whether a notice is pending "
+        "(with --json, a list of cursor objects with a pending flag; 'watches no session' when there "
+        "are none). With --prompt, the bounded block a host puts in WATCHER's system prompt instead: "
+        "the sessions it watches (at most 20, within 2,000 characters), that its session tools can read "
+        "them, and how to reconcile; nothing when it watches none. Reading moves no cursor.",
+    )
+    watched.add_argument("watcher", metavar="WATCHER", help="the watching session, agent:<id>:<rest>")
+    watched.add_argument(
+        "--prompt", action="store_true", help="print the system-prompt block instead of the cursors"
+    )
 
     notices = _command(
         commands,

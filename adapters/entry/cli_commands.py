@@ -29,6 +29,7 @@ from sessionwatch.adapters.entry.cli_text import (
     format_signal,
     format_status,
     format_sweep,
+    format_watched,
     format_watching,
     parse_actor,
     parse_integer,
@@ -283,6 +284,23 @@ def unwatch_command(args: argparse.Namespace) -> int:
         print(f"unwatched: {watcher} no longer watches {target.session_key} (agent {target.agent_id})")
     else:
         print(f"not watching: {watcher} had no cursor on {target.session_key} (agent {target.agent_id})")
+    return EXIT_OK
+
+
+def watched_command(args: argparse.Namespace) -> int:
+    """`watched WATCHER`: the watcher's cursors, or with `--prompt` its system-prompt block."""
+    with _open_existing(args) as watch:
+        cursors = watch.watched_by(args.watcher)
+        prompt = watch.watch_prompt(args.watcher) if args.prompt else None
+    if prompt is not None:
+        if args.json:
+            print_json({"prompt": prompt})
+        elif prompt:
+            print(prompt)
+    elif args.json:
+        print_json([{**cursor.to_json(), "pending": cursor.pending} for cursor in cursors])
+    else:
+        print(format_watched(args.watcher.strip(), cursors))
     return EXIT_OK
 
 

@@ -202,6 +202,21 @@ def format_watching(cursor: Cursor, *, already: bool) -> str:
     return line
 
 
+def format_watched(watcher: str, cursors: Sequence[Cursor]) -> str:
+    """One line per watched session, in target order: its agent, `L`, `N`, `M` and a pending notice."""
+    if not cursors:
+        return f"{watcher} watches no session"
+    width = max(len(cursor.target) for cursor in cursors)
+    lines = []
+    for cursor in cursors:
+        pending = f"  notice pending (changesSince {cursor.last_seen})" if cursor.pending else ""
+        lines.append(
+            f"{cursor.target:<{width}}  agent {cursor.target_agent_id}  last seen {cursor.last_seen}  "
+            f"notified {cursor.notified}  material {cursor.material}{pending}"
+        )
+    return "\n".join(lines)
+
+
 def format_prune(report: PruneReport) -> str:
     """One line: what the prune removed, stamped, expired, compacted and archived."""
     return (

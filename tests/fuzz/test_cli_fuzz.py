@@ -49,6 +49,7 @@ SUBCOMMANDS = (
     "record",
     "watch",
     "unwatch",
+    "watched",
     "notices",
     "drain",
     "sweep",
@@ -305,7 +306,7 @@ UNKNOWN_OPTIONS = st.text(PRINTABLE, min_size=1, max_size=8).filter(lambda name:
 
 @st.composite
 def hostile_query_argv(draw: st.DrawFn) -> list[str]:
-    """`status`, `list`, `watch`, `unwatch`, `notices` or `drain` with one hostile argument."""
+    """`status`, `list`, `watch`, `unwatch`, `watched`, `notices` or `drain` with one hostile argument."""
     key = draw(hostile_key_texts())
     agent = draw(hostile_agent_id_texts())
     cases = [
@@ -323,6 +324,8 @@ def hostile_query_argv(draw: st.DrawFn) -> list[str]:
         ["unwatch", "--", key, CHILD],
         ["unwatch", "--", MANAGER, key],
         ["unwatch", f"--agent={agent}", "--", OPS, "global"],
+        ["watched", "--", key],
+        ["watched", "--prompt", "--", key],
         ["notices", "--", key],
         ["drain", "--", key],
         [draw(st.sampled_from(("list", "sweep", "audit", "export"))), "--", draw(HOSTILE_TEXT)],
@@ -442,6 +445,7 @@ def test_every_subcommand_refuses_an_unusable_store_url_in_one_line(cli: Cli, tm
             "record": ["goal_changed", CHILD, "--summary", "goal updated"],
             "watch": [MANAGER, CHILD],
             "unwatch": [MANAGER, CHILD],
+            "watched": [MANAGER],
             "notices": [MANAGER],
             "drain": [MANAGER],
         }.get(command, [])

@@ -78,8 +78,8 @@ def test_the_db_help_lists_every_url_form_and_the_default(
 
 
 def test_no_help_text_cites_the_specification(capsys: pytest.CaptureFixture[str]) -> None:
-    commands = ["demo", "status", "list", "record", "watch", "unwatch", "notices", "drain", "sweep"]
-    commands += ["prune", "audit", "export", "import", "import-openclaw", "claude-code"]
+    commands = ["demo", "status", "list", "record", "watch", "unwatch", "watched", "notices", "drain"]
+    commands += ["sweep", "prune", "audit", "export", "import", "import-openclaw", "claude-code"]
     commands += ["claude-code hook", "claude-code install", "claude-code mcp"]
     for argv in (["--help"], *([*command.split(), "--help"] for command in commands)):
         outcome = cli(capsys, *argv)
@@ -159,6 +159,7 @@ def test_status_as_of_past_the_highest_sequence_is_an_error_naming_it(
 READERS = [
     ["status", CHILD],
     ["list"],
+    ["watched", MANAGER],
     ["notices", MANAGER],
     ["drain", MANAGER],
     ["unwatch", MANAGER, CHILD],
