@@ -37,8 +37,12 @@ from sessionwatch.testing.model import (
 _WATCHERS = ("agent:main:main", "agent:ops:main", "agent:main:subagent:helper", "agent:ops:SubAgent:probe")
 """Agent-qualified watchers; the last two are subagent keys (never woken)."""
 
+_GROUP: Identity = ("agent:main:telegram:group:7", "main")
+"""A group session: a human turn into it makes `agent:main:main` its ambient watcher."""
+
 _TARGETS: tuple[Identity, ...] = (
     ("agent:main:worker", "main"),
+    _GROUP,
     ("agent:main:subagent:child", "main"),
     ("global", "main"),
     ("global", "ops"),
@@ -181,8 +185,8 @@ class SessionWatchMachine(RuleBasedStateMachine):
             mine = (actor.actor_id, key, agent)
             _expect(after.get(mine), before.get(mine), "the actor's own cursor after a self-caused signal")
         touched = {w for (w, k, a), lnm in after.items() if (k, a) == target and before.get((w, k, a)) != lnm}
-        may_wake = {(w, wake_reason(key)) for w in touched if not is_subagent(w)}
-        must_wake = {(w, wake_reason(key)) for w in opened if not is_subagent(w)}
+        may_wake = {(w, wake_reason(key)) for w in touched if self.model.owes_wake((w, key, agent))}
+        must_wake = {(w, wake_reason(key)) for w in opened if self.model.owes_wake((w, key, agent))}
         if kind.value in notifying:
             _require(
                 must_wake <= calls <= may_wake,
@@ -191,8 +195,8 @@ class SessionWatchMachine(RuleBasedStateMachine):
         else:
             _expect(calls, set(), f"wakes after a {kind.value}")
 
-    def _expect_follow_up_wakes(self, watcher: str, follow_ups: Iterable[str]) -> None:
-        expected = set() if is_subagent(watcher) else {(watcher, wake_reason(key)) for key in follow_ups}
+    def _expect_follow_up_wakes(self, watcher: str, follow_ups: Iterable[Identity]) -> None:
+        expected = {(watcher, wake_reason(k)) for k, a in follow_ups if self.model.owes_wake((watcher, k, a))}
         _expect(set(self.waker.take()), expected, f"follow-up wakes of {watcher}")
 
     # --------------------------------------------------------------------------------- rules
@@ -248,12 +252,19 @@ class SessionWatchMachine(RuleBasedStateMachine):
         watcher=st.sampled_from((*_WATCHERS, "global")),
         session=st.sampled_from(_IDENTITIES),
         explicit_agent=st.booleans(),
+        ambient=st.booleans(),
     )
-    def watch_target(self, watcher: str, session: Identity, explicit_agent: bool) -> None:
-        """`watch` starts a cursor at the target's head and never clobbers one."""
+    def watch_target(self, watcher: str, session: Identity, explicit_agent: bool, ambient: bool) -> None:
+        """`watch` starts a cursor at the target's head and never clobbers one.
+
+        An explicit watch promotes an ambient cursor (waking its pending notice); an ambient one never
+        downgrades an explicit one.
+        """
         key, agent = session
         self.waker.take()
-        accepted = self.watch.watch(watcher, key, target_agent_id=agent if explicit_agent else None)
+        accepted = self.watch.watch(
+            watcher, key, target_agent_id=agent if explicit_agent else None, ambient=ambient
+        )
         watcher_identity = identity_of_watcher(watcher)
         expected = (
             watcher_identity is not None
@@ -262,18 +273,41 @@ class SessionWatchMachine(RuleBasedStateMachine):
         )
         _expect(accepted, expected, f"watch({watcher!r}, {key!r}, explicit agent: {explicit_agent})")
         pair = (watcher, key, agent)
-        if accepted and pair not in self.model.cursors:
-            head = self.model.heads.get(session, 0)
-            self.model.cursors[pair] = (head, head, head)  # starts at the head
-        _expect(self.waker.take(), [], "wakes after a watch")
+        promoted = accepted and self.model.register(pair, ambient=ambient)
+        woken = [(watcher, wake_reason(key))] if promoted and not is_subagent(watcher) else []
+        _expect(self.waker.take(), woken, "wakes after a watch")
+
+    @rule(actor=st.sampled_from(_MACHINE_ACTORS))
+    def human_turn_in_group(self, actor: Actor) -> None:
+        """`record_human_message` into the group: kept only for a human's turn into a watched session.
+
+        A human's turn makes the agent's main session an ambient watcher of the group, at its head.
+        """
+        key, agent = _GROUP
+        watched = any((k, a) == _GROUP for _, k, a in self.model.cursors)
+        self.waker.take()
+        before = self.stored()
+        signal = self.watch.record_human_message(key, channel="telegram", actor=actor, agent_id=agent)
+        kept = actor.actor_type == "human" and watched
+        _expect(signal is not None, kept, f"whether a turn by {actor.actor_type} into the group was kept")
+        if signal is None:
+            _expect(self.waker.take(), [], "wakes after a turn not kept")
+        else:
+            self.last_sequence = signal.sequence
+            opened = self.model.record(_GROUP, signal.sequence, SignalKind.HUMAN_DIRECT_MESSAGE, actor, ())
+            must = {(w, wake_reason(key)) for w in opened if self.model.owes_wake((w, key, agent))}
+            _expect(set(self.waker.take()), must, "wakes after a turn into the group")
+        if actor.actor_type == "human":
+            self.model.register(("agent:main:main", key, agent), ambient=True)
+        else:
+            _expect(self.stored(), before, "cursors after a turn that is not a human's")
 
     @rule(watcher=st.sampled_from(_HOLDER_KEYS), session=st.sampled_from(_IDENTITIES))
     def unwatch(self, watcher: str, session: Identity) -> None:
         """`unwatch` removes the cursor, and says whether there was one."""
         key, agent = session
         removed = self.watch.unwatch(watcher, key, target_agent_id=agent)
-        _expect(removed, (watcher, key, agent) in self.model.cursors, f"unwatch({watcher!r}, {session})")
-        self.model.cursors.pop((watcher, key, agent), None)
+        _expect(removed, self.model.remove((watcher, key, agent)), f"unwatch({watcher!r}, {session})")
 
     @rule(watcher=st.sampled_from(_HOLDER_KEYS))
     def drain(self, watcher: str) -> None:
@@ -286,7 +320,7 @@ class SessionWatchMachine(RuleBasedStateMachine):
         _expect(len(drained), len(expected), f"number of notices drained by {watcher}")
         for notice in drained:
             _expect(notice.text, _expected_text(notice.target, notice.last_seen), "notice text")
-        follow_ups = [k for k, a in expected if self.model.acknowledge((watcher, k, a))]
+        follow_ups = [(k, a) for k, a in expected if self.model.acknowledge((watcher, k, a))]
         self._expect_follow_up_wakes(watcher, follow_ups)
 
     @rule(
@@ -303,7 +337,9 @@ class SessionWatchMachine(RuleBasedStateMachine):
         self.waker.take()
         self.watch.acknowledge(watcher, chosen)
         follow_ups = [
-            n.target for n in chosen if self.model.acknowledge((watcher, n.target, n.target_agent_id))
+            (n.target, n.target_agent_id)
+            for n in chosen
+            if self.model.acknowledge((watcher, n.target, n.target_agent_id))
         ]
         self._expect_follow_up_wakes(watcher, follow_ups)
 
@@ -375,6 +411,15 @@ class SessionWatchMachine(RuleBasedStateMachine):
         _expect(self.stored(), self.model.cursors, "stored cursors")
 
     @invariant()
+    def provenances_match_the_model(self) -> None:
+        """Each stored cursor is explicit or ambient exactly as the model says."""
+        stored = {
+            (c.watcher, c.target_key, c.target_agent_id): c.provenance
+            for c in self.watch.store.read_model().all_cursors()
+        }
+        _expect(stored, self.model.provenances(), "cursor provenances")
+
+    @invariant()
     def one_notice_per_stale_pair_with_the_exact_text(self) -> None:
         """At most one pending notice per (watcher, target), with the byte-stable text."""
         for watcher in {*_HOLDER_KEYS, *(w for w, _, _ in self.model.cursors)}:
@@ -386,6 +431,8 @@ class SessionWatchMachine(RuleBasedStateMachine):
             for notice in notices:
                 _expect(notice.watcher, watcher, "notice watcher")
                 _expect(notice.text, _expected_text(notice.target, notice.last_seen), "notice text")
+                pair = (watcher, notice.target, notice.target_agent_id)
+                _expect(notice.provenance, self.model.provenances()[pair], f"provenance of {pair}'s notice")
 
     @invariant()
     def heads_match_the_model(self) -> None:

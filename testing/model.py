@@ -21,7 +21,8 @@ NOTIFYING_KINDS = frozenset({"human_direct_message", "upstream_missing", "goal_c
 """The kinds whose signal owes the session's watchers a notice; the others are logged only."""
 
 TERMINAL_RUN_KINDS = frozenset({"run_completed", "run_failed"})
-"""A run's end: it notifies too on a store opened with `notify_terminal_runs=True`."""
+"""A run's end: it notifies too on a store opened with `notify_terminal_runs=True`, never an ambient cursor
+unless the producer names its watcher."""
 
 _QUALIFIED_PARTS = 3  # agent, id, rest
 
@@ -60,9 +61,37 @@ class NoticeModel:
         self.notifying = NOTIFYING_KINDS | TERMINAL_RUN_KINDS if notify_terminal_runs else NOTIFYING_KINDS
         """The kinds that notify on the store under test."""
         self.cursors: dict[Pair, Positions] = {}
+        self.ambient: set[Pair] = set()
+        """The cursors that are ambient (queue-only); every other cursor is explicit."""
         self.heads: dict[Identity, int] = {}
         self.known: set[Identity] = set()
         self.registered: set[Identity] = set()  # upserted and not deleted
+
+    def provenances(self) -> dict[Pair, str]:
+        """Each cursor's provenance."""
+        return {pair: "ambient" if pair in self.ambient else "explicit" for pair in self.cursors}
+
+    def owes_wake(self, pair: Pair) -> bool:
+        """Whether a notice newly pending on `pair` wakes its watcher (no subagent, no ambient cursor)."""
+        return not is_subagent(pair[0]) and pair not in self.ambient
+
+    def register(self, pair: Pair, *, ambient: bool) -> bool:
+        """A watch at the target's head; an existing cursor keeps its positions.
+
+        An explicit watch makes it explicit: True when that promoted an ambient cursor with a pending
+        notice (its watcher is woken then).
+        """
+        if pair not in self.cursors:
+            head = self.heads.get((pair[1], pair[2]), 0)
+            self.cursors[pair] = (head, head, head)
+            if ambient:
+                self.ambient.add(pair)
+            return False
+        if ambient or pair not in self.ambient:
+            return False
+        self.ambient.discard(pair)
+        last_seen, notified, _ = self.cursors[pair]
+        return notified > last_seen
 
     def pending(self, watcher: str) -> dict[Identity, int]:
         """The watcher's pending notices: target identity → L, exactly where `N > L`."""
@@ -78,12 +107,15 @@ class NoticeModel:
         if kind is SignalKind.CHILD_SPAWNED:
             requester = actor.actor_id
             if actor.actor_type == "agent" and requester is not None and agent_of(requester) is not None:
-                # a spawn seeds its requester's cursor at the spawn, nothing pending
+                # a spawn seeds its requester's cursor at the spawn, nothing pending; it is explicit
                 self.cursors[(requester, key, agent)] = (sequence, sequence, sequence)
+                self.ambient.discard((requester, key, agent))
             return set()
         if kind.value not in self.notifying:
             return set()
         holders = [w for (w, k, a) in self.cursors if (k, a) == target]
+        if kind.value not in NOTIFYING_KINDS:  # a run's end reaches an ambient cursor only when named
+            holders = [w for w in holders if (w, key, agent) not in self.ambient]
         opened = set()
         for watcher in dict.fromkeys([*watchers, *holders]):
             if agent_of(watcher) is None or watcher == actor.actor_id:
@@ -106,10 +138,17 @@ class NoticeModel:
     def drop_held_by(self, identity: Identity) -> None:
         """Forget the cursors `identity` holds as a watcher (reset and delete)."""
         self.cursors = {p: v for p, v in self.cursors.items() if identity_of_watcher(p[0]) != identity}
+        self.ambient &= set(self.cursors)
 
     def drop_targeting(self, identity: Identity) -> None:
         """Forget the cursors on `identity` as a target (delete)."""
         self.cursors = {p: v for p, v in self.cursors.items() if (p[1], p[2]) != identity}
+        self.ambient &= set(self.cursors)
+
+    def remove(self, pair: Pair) -> bool:
+        """`unwatch`: forget the cursor; True when there was one."""
+        self.ambient.discard(pair)
+        return self.cursors.pop(pair, None) is not None
 
     def sweep(self) -> set[tuple[str, str]]:
         """The restart sweep: re-freeze `N := M` for open cursors of existing watchers; the wakes owed."""
@@ -117,6 +156,6 @@ class NoticeModel:
         for (watcher, key, agent), (last_seen, _, material) in list(self.cursors.items()):
             if material > last_seen and identity_of_watcher(watcher) in self.registered:
                 self.cursors[(watcher, key, agent)] = (last_seen, material, material)
-                if not is_subagent(watcher):
+                if self.owes_wake((watcher, key, agent)):
                     wakes.add((watcher, wake_reason(key)))
         return wakes

@@ -187,6 +187,10 @@ def import_openclaw_command(args: argparse.Namespace) -> int:
             print(f"skipped cursor (several agents own its target): {line}")
         for line in report.self_watch_cursors:
             print(f"skipped cursor (a session watching itself): {line}")
+        if report.ambient_cursors:
+            print(f"{report.ambient_cursors} ambient cursors kept ambient (their notices never wake)")
+        for path in report.watcher_store_paths:
+            print(f"ignored watcher store path (one store holds every cursor here): {path}")
         if not skipped:
             print("every cursor carried over; run `sessionwatch audit` on the result")
     return EXIT_OK

@@ -4,7 +4,7 @@ The reference gateway keeps its state in one SQLite file: the signal log
 (`session_state_events`), the heads with their prune watermarks (`session_state_heads`) and the
 watch cursors (`session_watch_cursors`). The import turns that into a history sessionwatch can
 replay: one `session.signal_recorded.v1` per retained row, in sequence order, on its session's
-stream, then one `store.pruned.v3` checkpoint carrying every head, watermark and cursor exactly as
+stream, then one `store.pruned.v4` checkpoint carrying every head, watermark and cursor exactly as
 the reference has them (a prune that removed nothing: the reference's own prunes are already
 behind it). The store is then bulk-loaded like any imported history, and `audit` runs on it.
 
@@ -47,7 +47,7 @@ from sessionwatch.domain.recording import check_recorded
 from sessionwatch.domain.retention import PruneCutoffs, SignalsPruned
 from sessionwatch.domain.session import SessionState, SignalRecorded
 from sessionwatch.domain.signals import PAYLOAD_KEYS, SignalKind, check_payload
-from sessionwatch.domain.watch_cursor import CursorState, watcher_identity
+from sessionwatch.domain.watch_cursor import AMBIENT, EXPLICIT, CursorState, Provenance, watcher_identity
 from sessionwatch.domain.wire import WireModel
 from sessionwatch.projections.read_model import SignalFreeProjection
 
@@ -58,9 +58,13 @@ _EVENTS = (
 _HEADS = "SELECT session_key, agent_id, last_sequence, pruned_max_sequence FROM session_state_heads"
 _CURSORS = (
     "SELECT watcher_session_key, target_session_key, last_seen_sequence, notified_sequence,"
-    " material_sequence, updated_at FROM session_watch_cursors"
+    " material_sequence, updated_at, {provenance}, {store_path} FROM session_watch_cursors"
     " ORDER BY watcher_session_key, target_session_key"
 )
+"""The cursors; later versions of the reference added `provenance` and `watcher_store_path`."""
+_CURSOR_COLUMNS = "SELECT name FROM pragma_table_info('session_watch_cursors')"
+_AMBIENT_PROVENANCES = frozenset({"ambient", "ambient-group"})
+"""The reference's provenances of an ambient watch (a main session over its group sessions)."""
 _COUNTER = "SELECT seq FROM sqlite_sequence WHERE name = 'session_state_events'"
 
 
@@ -78,6 +82,10 @@ class OpenclawReport(WireModel):
     unresolved_cursors: tuple[str, ...] = ()
     ambiguous_cursors: tuple[str, ...] = ()
     self_watch_cursors: tuple[str, ...] = ()
+    ambient_cursors: int = 0
+    """Cursors the reference marked ambient, carried over as ambient (queue-only) cursors."""
+    watcher_store_paths: tuple[str, ...] = ()
+    """The reference's per-watcher store paths, reported and ignored: one store holds every cursor here."""
     payload_keys_dropped: int = 0
     payload_values_dropped: int = 0
 
@@ -87,7 +95,8 @@ class _Reference:
     """The reference tables, read."""
 
     heads: list[tuple[str, str, int, int]] = field(default_factory=list)
-    cursors: list[tuple[str, str, int, int, int, int]] = field(default_factory=list)
+    cursors: list[tuple[str, str, int, int, int, int, str | None]] = field(default_factory=list)
+    watcher_store_paths: tuple[str, ...] = ()
     counter: int = 0
     payload_keys_dropped: int = 0
     payload_values_dropped: int = 0
@@ -157,6 +166,8 @@ def import_openclaw(
         unresolved_cursors=tuple(skipped.unresolved),
         ambiguous_cursors=tuple(skipped.ambiguous),
         self_watch_cursors=tuple(skipped.self_watch),
+        ambient_cursors=sum(1 for cursor in cursors if cursor.ambient),
+        watcher_store_paths=reference.watcher_store_paths,
         payload_keys_dropped=reference.payload_keys_dropped,
         payload_values_dropped=reference.payload_values_dropped,
     )
@@ -184,7 +195,7 @@ def _cursors(reference: _Reference, heads_by_key: dict[str, list[str]]) -> tuple
     """Cursors with their targets' agent ids resolved; those sessionwatch cannot hold, skipped."""
     cursors: list[CursorState] = []
     skipped = _Skipped()
-    for watcher, target, last_seen, notified, material, updated_at in reference.cursors:
+    for watcher, target, last_seen, notified, material, updated_at, provenance in reference.cursors:
         line = f"{watcher} -> {target}"
         agent = agent_id_of(target)
         if agent is None:
@@ -205,6 +216,9 @@ def _cursors(reference: _Reference, heads_by_key: dict[str, list[str]]) -> tuple
                 notified=notified,
                 material=material,
                 updated_at_ms=updated_at,
+                provenance=AMBIENT
+                if (provenance or "").strip().lower() in _AMBIENT_PROVENANCES
+                else EXPLICIT,
             )
         )
     return cursors, skipped
@@ -240,10 +254,18 @@ def _read(path: Path) -> _Reference:
             reference = _Reference()
             raw.execute(_EVENTS.replace("ORDER BY sequence", "LIMIT 0"))  # the table is there, readable
             reference.heads = [(k, a, int(h), int(w)) for k, a, h, w in raw.execute(_HEADS)]
+            columns = {name for (name,) in raw.execute(_CURSOR_COLUMNS)}
+            query = _CURSORS.format(
+                provenance="provenance" if "provenance" in columns else "NULL",
+                store_path="watcher_store_path" if "watcher_store_path" in columns else "NULL",
+            )
+            rows = raw.execute(query).fetchall()
             reference.cursors = [
-                (watcher, target, int(last), int(notified), int(material), int(updated))
-                for watcher, target, last, notified, material, updated in raw.execute(_CURSORS)
+                (watcher, target, int(last), int(notified), int(material), int(updated), _text(provenance))
+                for watcher, target, last, notified, material, updated, provenance, _ in rows
             ]
+            paths = {_text(path) for *_, path in rows}
+            reference.watcher_store_paths = tuple(sorted(path for path in paths if path))
             reference.counter = _optional_counter(raw)
             return reference
     except sqlite3.Error as exc:
@@ -260,6 +282,16 @@ def _signals(path: Path, reference: _Reference) -> Iterator[SignalRecorded]:
                     yield _signal(row, reference)
     except sqlite3.Error as exc:
         raise OpenclawImportError(f"cannot read {path} as a reference state database: {exc}") from exc
+
+
+def _provenance(reference: str | None) -> Provenance:
+    """The reference's `provenance` column read as sessionwatch's: `ambient-group` is ambient."""
+    return AMBIENT if (reference or "").strip().lower() in _AMBIENT_PROVENANCES else EXPLICIT
+
+
+def _text(value: object) -> str | None:
+    """A reference column's text, or None where it holds none."""
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def _optional_counter(raw: sqlite3.Connection) -> int:

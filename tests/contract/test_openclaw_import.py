@@ -310,3 +310,67 @@ def test_the_command_lists_the_self_watch_cursors_it_skipped(
     out = capsys.readouterr().out
     assert "1 payload keys and 4 refused payload values dropped" in out
     assert f"skipped cursor (a session watching itself): {CHILD} -> {CHILD}" in out
+
+
+# ------------------------------------------------------------------------------ the later columns
+
+
+def build_later_reference(path: Path) -> Path:
+    """A reference whose cursors carry the later columns: an ambient group watch, and store paths."""
+    build_reference(path)
+    with sqlite3.connect(path) as raw:
+        raw.execute(
+            "UPDATE session_watch_cursors SET provenance = 'ambient-group', watcher_store_path = ?"
+            " WHERE watcher_session_key = ? AND target_session_key = ?",
+            ("/var/openclaw/agents/main/sessions.json", MANAGER, CHILD),
+        )
+        raw.execute(
+            "UPDATE session_watch_cursors SET watcher_store_path = ? WHERE watcher_session_key = ?",
+            ("/var/openclaw/agents/ops/sessions.json", "agent:ops:main"),
+        )
+    return path
+
+
+def test_ambient_cursors_stay_ambient_and_the_store_paths_are_reported_and_ignored(
+    watch: SessionWatch, tmp_path: Path
+) -> None:
+    report = import_openclaw(watch.store, build_later_reference(tmp_path / "later.db"), now_ms=NOW_MS)
+    assert report.ambient_cursors == 1
+    assert report.watcher_store_paths == (
+        "/var/openclaw/agents/main/sessions.json",
+        "/var/openclaw/agents/ops/sessions.json",
+    )
+    ambient = watch.cursor(MANAGER, CHILD)
+    assert ambient is not None
+    assert (ambient.provenance, ambient.last_seen, ambient.notified) == ("ambient", 4, 8)
+    explicit = watch.cursor(MANAGER, WORKER)
+    assert explicit is not None
+    assert explicit.provenance == "explicit"
+    assert [(n.target, n.provenance) for n in watch.pending_notices(MANAGER)] == [(CHILD, "ambient")]
+    assert_audit_clean(watch)
+
+
+def test_a_reference_without_the_later_columns_imports_every_cursor_as_explicit(
+    watch: SessionWatch, tmp_path: Path
+) -> None:
+    older = build_reference(tmp_path / "older.db")
+    with sqlite3.connect(older) as raw:
+        raw.execute("ALTER TABLE session_watch_cursors DROP COLUMN provenance")
+        raw.execute("ALTER TABLE session_watch_cursors DROP COLUMN watcher_store_path")
+    report = import_openclaw(watch.store, older, now_ms=NOW_MS)
+    assert (report.cursors, report.ambient_cursors, report.watcher_store_paths) == (3, 0, ())
+    assert {c.provenance for c in watch.watched_by(MANAGER)} == {"explicit"}
+    assert_audit_clean(watch)
+
+
+def test_the_command_reports_ambient_cursors_and_the_store_paths_it_ignored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    later = build_later_reference(tmp_path / "later.db")
+    assert main(["import-openclaw", str(later), "--db", f"sqlite:///{tmp_path / 'new.db'}"]) == 0
+    out = capsys.readouterr().out
+    assert "1 ambient cursors kept ambient (their notices never wake)" in out
+    assert (
+        "ignored watcher store path (one store holds every cursor here): /var/openclaw/agents/ops/sessions.json"
+        in out
+    )

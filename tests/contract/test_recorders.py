@@ -230,7 +230,7 @@ def test_the_recorder_reads_the_events_the_store_wrote_itself(
     watch.watch("agent:main:coordinator", "agent:main:worker")
     _goal(watch)
     notifications = recorder.select_notifications(None, 10)
-    assert [n.topic for n in notifications] == ["cursor.watch_registered.v1", "session.signal_recorded.v1"]
+    assert [n.topic for n in notifications] == ["cursor.watch_registered.v2", "session.signal_recorded.v1"]
     assert recorder.max_notification_id() == notifications[-1].id
     for notification in notifications:
         (stored,) = recorder.select_events(

@@ -134,7 +134,7 @@ def test_a_compacting_prune_keeps_the_metadata_in_its_checkpoint(store_url: str,
         watch.record(PARENT, kind="goal_changed", actor=sessionwatch.Actor.system(), summary="goal updated")
         watch.prune(force=True)
         assert meta_events(watch) == []  # compacted away
-        assert "store.pruned.v3" in [e.type for e in watch.store.replay()]
+        assert "store.pruned.v4" in [e.type for e in watch.store.replay()]
         entry = watch.registry_entry(KEY)
         assert entry is not None
         assert (entry.label, entry.archived) == ("kept", True)
@@ -169,6 +169,7 @@ def test_a_sqlite_store_written_before_the_metadata_is_migrated_on_open(
         watch.record(KEY, kind="goal_changed", actor=sessionwatch.Actor.system(), summary="goal updated")
     with sqlite3.connect(path) as old:  # the shape schema version 1 had
         old.execute("ALTER TABLE sw_sessions DROP COLUMN meta")
+        old.execute("ALTER TABLE sw_cursors DROP COLUMN ambient")  # nor cursor provenance (version 4)
         old.execute("UPDATE sw_meta SET value = 1 WHERE name = 'schema_version'")
     with sessionwatch.open(f"sqlite:///{path}", clock=clock) as watch:
         assert watch.update_session(KEY, label="late").label == "late"
@@ -197,6 +198,7 @@ def test_a_postgres_store_written_before_the_metadata_is_migrated_on_open(
         watch.record(KEY, kind="goal_changed", actor=sessionwatch.Actor.system(), summary="goal updated")
     schema = parse_qs(urlsplit(store_url).query)["schema"][0]
     admin().execute(f"ALTER TABLE {schema}.sw_sessions DROP COLUMN meta")  # the shape version 1 had
+    admin().execute(f"ALTER TABLE {schema}.sw_cursors DROP COLUMN ambient")  # provenance came in version 3
     admin().execute(f"UPDATE {schema}.sw_meta SET value = 1 WHERE name = 'schema_version'")
     with sessionwatch.open(store_url, clock=clock) as watch:
         assert watch.update_session(KEY, label="late").label == "late"

@@ -160,7 +160,7 @@ def test_eventsourcing_reads_the_stored_events_with_its_own_postgresql_recorder(
     finally:
         datastore.close()
     assert theirs == ours
-    assert [topic for _, topic, _ in ours] == ["cursor.watch_registered.v1", "session.signal_recorded.v1"]
+    assert [topic for _, topic, _ in ours] == ["cursor.watch_registered.v2", "session.signal_recorded.v1"]
 
 
 @needs_postgres
