@@ -203,16 +203,17 @@ def format_watching(cursor: Cursor, *, already: bool) -> str:
 
 
 def format_watched(watcher: str, cursors: Sequence[Cursor]) -> str:
-    """One line per watched session, in target order: its agent, `L`, `N`, `M` and a pending notice."""
+    """One line per watched session, in target order: its agent, `L`, `N`, `M`, a pending notice, ambient."""
     if not cursors:
         return f"{watcher} watches no session"
     width = max(len(cursor.target) for cursor in cursors)
     lines = []
     for cursor in cursors:
         pending = f"  notice pending (changesSince {cursor.last_seen})" if cursor.pending else ""
+        ambient = "  ambient (never woken)" if cursor.provenance == "ambient" else ""
         lines.append(
             f"{cursor.target:<{width}}  agent {cursor.target_agent_id}  last seen {cursor.last_seen}  "
-            f"notified {cursor.notified}  material {cursor.material}{pending}"
+            f"notified {cursor.notified}  material {cursor.material}{pending}{ambient}"
         )
     return "\n".join(lines)
 

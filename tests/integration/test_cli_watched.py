@@ -54,6 +54,7 @@ def test_watched_json_is_the_list_of_cursors_with_their_pending_flag(
             "lastSeen": 0,
             "notified": 1,
             "material": 1,
+            "provenance": "explicit",
             "pending": True,
         },
         {
@@ -63,6 +64,7 @@ def test_watched_json_is_the_list_of_cursors_with_their_pending_flag(
             "lastSeen": 0,
             "notified": 0,
             "material": 0,
+            "provenance": "explicit",
             "pending": False,
         },
     ]
@@ -121,3 +123,19 @@ def test_watched_help_describes_the_lines_and_the_prompt(capsys: pytest.CaptureF
     assert "--prompt" in text
     assert "at most 20, within 2,000 characters" in text
     assert "watched" in listing.out
+
+
+def test_an_ambient_watch_is_marked_as_never_woken(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'group.db'}"
+    group = "agent:main:telegram:group:42"
+    with sessionwatch.open(url) as watch:
+        watch.record_human_message(group, channel="telegram")  # the main session now watches it ambiently
+
+    outcome = cli(capsys, "watched", MANAGER, "--db", url)
+
+    assert (outcome.code, outcome.err) == (0, "")
+    assert outcome.out.splitlines() == [
+        f"{group}  agent main  last seen 0  notified 0  material 0  ambient (never woken)"
+    ]
