@@ -19,6 +19,7 @@ from typing import Generic, TypeVar
 from typing_extensions import TypeIs
 
 from sessionwatch.adapters.app.clock import SystemClock
+from sessionwatch.adapters.app.coalescing import WakeCoalescer
 from sessionwatch.adapters.app.group_commit import GroupCommit
 from sessionwatch.adapters.app.runs import ActiveRuns, RunLedger
 from sessionwatch.adapters.app.streaks import MissingStreaks
@@ -39,6 +40,7 @@ from sessionwatch.domain.notice_links import NoticeLinks, check_notice_links
 from sessionwatch.domain.ports import AsyncWaker, Clock, Waker
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.signals import NOTIFYING_KINDS, SignalKind, check_text, notifying_kinds, to_epoch_ms
+from sessionwatch.domain.wake_coalescing import check_wake_coalesce
 from sessionwatch.domain.watch_cursor import (
     AMBIENT,
     DEFAULT_MAIN_KEY,
@@ -133,6 +135,8 @@ class Core:
     """The kinds that notify watchers on this store, for its replays and audits (ADR-0045)."""
     main_key: str = DEFAULT_MAIN_KEY
     """The rest of each agent's main session key: `agent:<agentId>:<main_key>` (ADR-0049)."""
+    coalescer: WakeCoalescer | None = None
+    """Wake coalescing (ADR-0046); None: every wake goes out at once."""
     closed: bool = False
 
     @classmethod
@@ -146,6 +150,7 @@ class Core:
         notice_links: str | None = None,
         notify_terminal_runs: bool = False,
         main_key: str = DEFAULT_MAIN_KEY,
+        wake_coalesce: float = 0.0,
     ) -> Core:
         """A core over `store`; the prune throttle counts from the last prune, else from now.
 
@@ -153,14 +158,17 @@ class Core:
         `notice_links` template is checked here (`InvalidQuery` naming it). `notify_terminal_runs`
         makes a run's end notify on this store, its writes and replays alike. `main_key` names
         each agent's main session, `agent:<agentId>:<main_key>` (checked: `InvalidQuery` naming it).
+        `wake_coalesce` (in seconds, checked here too) wakes a watcher at most once per window, a
+        trailing wake covering the rest; 0 sends every wake at once.
         """
         main_key = check_main_key(main_key)
+        window = check_wake_coalesce(wake_coalesce)
         clock = clock or SystemClock()
         retention = retention or Retention()
         notifying = notifying_kinds(terminal_runs=notify_terminal_runs)
         if notify_terminal_runs:  # the default needs no call: a store starts with it
             store.set_notifying_kinds(notifying)
-        return cls(
+        core = cls(
             opened_store=store,
             clock=clock,
             waker=waker,
@@ -177,6 +185,15 @@ class Core:
             notifying=notifying,
             main_key=main_key,
         )
+        if window:
+            core.coalescer = WakeCoalescer(
+                window,
+                clock,
+                store,
+                send=lambda wakes: publish(core.waker, wakes, core.telemetry, time.perf_counter()),
+                timers=isinstance(clock, SystemClock),
+            )
+        return core
 
     @property
     def store(self) -> SignalStore:
@@ -185,14 +202,22 @@ class Core:
         return self.opened_store
 
     def check_open(self) -> None:
-        """Raise `StoreError(CLOSED)` once closed."""
+        """Raise `StoreError(CLOSED)` once closed; else first deliver the trailing wakes that are due."""
         if self.closed:
             raise StoreError(CLOSED)
+        if self.coalescer is not None:
+            self.coalescer.poll()
+
+    def coalesced(self, wakes: Sequence[Wake]) -> Sequence[Wake]:
+        """The wakes to send now: all of them, unless coalescing defers some to their window's end."""
+        return wakes if self.coalescer is None else self.coalescer.offer(wakes)
 
     def close(self) -> None:
         """Release the store; every later use case raises `StoreError(CLOSED)`. Closing again is harmless."""
         if not self.closed:
             self.closed = True
+            if self.coalescer is not None:
+                self.coalescer.close()  # no trailing wake after this
             self.opened_store.close()
 
     def now_ms(self) -> int:
@@ -341,5 +366,8 @@ def wakes_from_elsewhere(watcher: str, target_key: str) -> list[Wake]:
 
 
 def wake_from_elsewhere(core: Core, watcher: str, target_key: str) -> None:
-    """Another process opened this notice (a shared store): wake its watcher here too, unless a subagent."""
-    publish(core.waker, wakes_from_elsewhere(watcher, target_key))
+    """Another process opened this notice (a shared store): wake its watcher here too, unless a subagent.
+
+    The wake goes through this store's coalescing as the wakes of its own writes do.
+    """
+    publish(core.waker, core.coalesced(wakes_from_elsewhere(watcher, target_key)))

@@ -22,6 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final, ParamSpec, TypeVar
 
 from sessionwatch.adapters.app import maintenance
+from sessionwatch.adapters.app.clock import SystemClock
+from sessionwatch.adapters.app.coalescing import Timer
 from sessionwatch.adapters.app.core import (
     CLOSED,
     Core,
@@ -65,6 +67,9 @@ class LoopScheduler:
         self._recorded = False  # a write of the batch being finished recorded signals
         self._committed = 0.0  # when the batch being finished committed (with telemetry on)
         self.closed = False
+        if core.coalescer is not None:  # trailing wakes: checked on a reader thread, sent from the loop
+            timers = self._start_timer if isinstance(core.clock, SystemClock) else None
+            core.coalescer.hand_off(self._hand_off_trailing, start_timer=timers)
 
     # ------------------------------------------------------------------------------- writes
 
@@ -146,15 +151,16 @@ class LoopScheduler:
             return
         if result.recorded:
             self._recorded = True  # the batch's prune check follows its last outcome
+        owed = self._core.coalesced(result.wakes) if result.wakes else ()
         if not await_wakes:
-            self.publish_in_background(result.wakes)
+            self.publish_in_background(owed)
             _answer(answer, result.value)
             return
 
         def woken(wakes: asyncio.Future[list[str]]) -> None:
             _answer(answer, (result.value, wakes.result()))
 
-        self._track(self._publish(result.wakes)).add_done_callback(woken)
+        self._track(self._publish(owed)).add_done_callback(woken)
 
     def _prune_after_record(self) -> None:
         """Start a prune check when this process's timer says one may be due; one at a time.
@@ -214,6 +220,29 @@ class LoopScheduler:
             wake_done(woken, watcher, reason, error, telemetry=telemetry, delay_s=asked - committed)
         return woken
 
+    def _hand_off_trailing(self, claims: list[Wake]) -> None:
+        """From any thread: the coalescer's due claims, checked on a reader thread, sent from the loop."""
+        self._loop.call_soon_threadsafe(self._deliver_trailing, claims)
+
+    def _deliver_trailing(self, claims: list[Wake]) -> None:
+        if not self.closed:
+            self._track(self._trailing(claims))
+
+    async def _trailing(self, claims: list[Wake]) -> None:
+        coalescer = self._core.coalescer
+        if coalescer is None:  # pragma: no cover - only a coalescer hands claims over
+            return
+        try:
+            wakes = await self._loop.run_in_executor(self._readers, coalescer.trailing, claims)
+            self._committed = time.perf_counter()
+            await self._publish(wakes)
+        except Exception as exc:  # noqa: BLE001 - a trailing wake never fails a caller
+            logger.warning("sessionwatch: trailing wake failed (error=%s)", type(exc).__name__)
+
+    def _start_timer(self, delay_s: float, fire: Callable[[], None]) -> Timer:
+        """From any thread: `fire` on the loop after `delay_s` (`loop.call_later`), cancelled by `aclose`."""
+        return LoopTimer(self._loop, delay_s, fire)
+
     async def idle(self) -> None:
         """Wait until no wake or prune started by an earlier write is still running."""
         while self._tasks:
@@ -236,6 +265,8 @@ class LoopScheduler:
     def _check_open(self) -> None:
         if self.closed:
             raise StoreError(CLOSED)
+        if self._core.coalescer is not None:
+            self._core.coalescer.poll()  # due trailing wakes first, as every call into the core
 
     # ---------------------------------------------------------------------------- shutdown
 
@@ -243,6 +274,8 @@ class LoopScheduler:
         """Finish the wakes and prunes in flight, then the queued writes and their wakes; close the store."""
         if self.closed:
             return
+        if self._core.coalescer is not None:
+            self._core.coalescer.close()  # its timer cancelled: no trailing wake after this
         await self.idle()
         self.closed = True
         await self._loop.run_in_executor(self._readers, self.writer.close)
@@ -250,6 +283,30 @@ class LoopScheduler:
         await self._loop.run_in_executor(self._readers, self._core.close)
         await asyncio.to_thread(self._readers.shutdown)  # joins them, off the loop
         await asyncio.to_thread(self._wakes.shutdown)
+
+
+class LoopTimer:
+    """A `loop.call_later` that may be started and cancelled from any thread."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, delay_s: float, fire: Callable[[], None]) -> None:
+        self._fire = fire
+        self._handle: asyncio.TimerHandle | None = None
+        self._cancelled = False
+        loop.call_soon_threadsafe(self._start, loop, delay_s)
+
+    def _start(self, loop: asyncio.AbstractEventLoop, delay_s: float) -> None:
+        if not self._cancelled:
+            self._handle = loop.call_later(delay_s, self._fired)
+
+    def _fired(self) -> None:
+        if not self._cancelled:
+            self._fire()
+
+    def cancel(self) -> None:
+        """Keep it from firing (from any thread: the flag is read on the loop before it fires)."""
+        self._cancelled = True
+        if self._handle is not None:
+            self._handle.cancel()
 
 
 def _answer(answer: asyncio.Future[Any], value: object) -> None:

@@ -37,7 +37,7 @@ class CallerScheduler:
             return self._run_observed(work)
         core.check_open()
         result: Done[R] = work.finish(core.writes.run(work.run))
-        woken = publish(core.waker, result.wakes) if result.wakes else []
+        woken = publish(core.waker, core.coalesced(result.wakes)) if result.wakes else []
         if result.recorded:
             self._prune_if_due()
         return result.value, woken
@@ -55,7 +55,9 @@ class CallerScheduler:
             raise
         committed = time.perf_counter()
         result: Done[R] = counted.finish(value)
-        woken = publish(core.waker, result.wakes, telemetry, committed) if result.wakes else []
+        woken = (
+            publish(core.waker, core.coalesced(result.wakes), telemetry, committed) if result.wakes else []
+        )
         if result.recorded:
             self._prune_if_due()
         return result.value, woken

@@ -96,6 +96,7 @@ class AsyncSessionWatch:
         notice_links: str | None = None,
         notify_terminal_runs: bool = False,
         main_key: str = DEFAULT_MAIN_KEY,
+        wake_coalesce: float = 0.0,
     ) -> None:
         loop = OPENING_FOR.get() or asyncio.get_running_loop()
         self._core = Core.build(
@@ -106,6 +107,7 @@ class AsyncSessionWatch:
             notice_links=notice_links,
             notify_terminal_runs=notify_terminal_runs,
             main_key=main_key,
+            wake_coalesce=wake_coalesce,
         )
         self._scheduler = LoopScheduler(self._core, loop)
         self._loop = loop
@@ -124,7 +126,7 @@ class AsyncSessionWatch:
 
     def _wake_from_elsewhere(self, watcher: str, target_key: str) -> None:
         """On the listener thread: another process opened this notice; wake its watcher from the loop."""
-        wakes = wakes_from_elsewhere(watcher, target_key)
+        wakes = self._core.coalesced(wakes_from_elsewhere(watcher, target_key))
         self._loop.call_soon_threadsafe(self._scheduler.publish_in_background, wakes)
 
     def _open_core(self) -> Core:

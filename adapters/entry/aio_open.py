@@ -13,6 +13,7 @@ from sessionwatch.domain.notice_links import check_notice_links
 from sessionwatch.domain.ports import AsyncWaker, Clock, Waker
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.watch_cursor import DEFAULT_MAIN_KEY
+from sessionwatch.domain.wake_coalescing import check_wake_coalesce
 
 
 async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
@@ -27,6 +28,7 @@ async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
     notice_links: str | None = None,
     notify_terminal_runs: bool = False,
     main_key: str = DEFAULT_MAIN_KEY,
+    wake_coalesce: float = 0.0,
 ) -> AsyncSessionWatch:
     """Open sessionwatch on the store `url` names, for the running loop (the store opens off the loop).
 
@@ -34,6 +36,7 @@ async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
     """
     check_notice_links(notice_links)  # a malformed template opens no store
     check_main_key(main_key)
+    check_wake_coalesce(wake_coalesce)  # nor a bad window
     store = await asyncio.to_thread(functools.partial(open_store, url, synchronous=synchronous))
     build = functools.partial(
         AsyncSessionWatch,
@@ -44,6 +47,7 @@ async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
         notice_links=notice_links,
         notify_terminal_runs=notify_terminal_runs,
         main_key=main_key,
+        wake_coalesce=wake_coalesce,
     )
     opening = OPENING_FOR.set(asyncio.get_running_loop())  # the thread below runs in a copy of this context
     try:  # building reads the store and may connect the cross-process listener: off the loop

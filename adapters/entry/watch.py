@@ -41,6 +41,7 @@ from sessionwatch.domain.session import SessionState
 from sessionwatch.domain.signals import Actor, SignalKind
 from sessionwatch.domain.upstream import AdvanceOnly, RecordActivity, RecordMissing, UpstreamLinkState
 from sessionwatch.domain.watch_cursor import DEFAULT_MAIN_KEY
+from sessionwatch.domain.wake_coalescing import check_wake_coalesce
 from sessionwatch.projections.models import (
     Cursor,
     Notice,
@@ -74,6 +75,7 @@ class SessionWatch:
         notice_links: str | None = None,
         notify_terminal_runs: bool = False,
         main_key: str = DEFAULT_MAIN_KEY,
+        wake_coalesce: float = 0.0,
     ) -> None:
         if is_async_waker(waker):
             raise InvalidQuery("waker", "is async: its wakes need an event loop, use sessionwatch.aio.open()")
@@ -85,6 +87,7 @@ class SessionWatch:
             notice_links=notice_links,
             notify_terminal_runs=notify_terminal_runs,
             main_key=main_key,
+            wake_coalesce=wake_coalesce,
         )
         self._scheduler = CallerScheduler(self._core)
         self.startup_sweep: SweepReport | None = None
@@ -552,6 +555,7 @@ def open_watch(
     notice_links: str | None = None,
     notify_terminal_runs: bool = False,
     main_key: str = DEFAULT_MAIN_KEY,
+    wake_coalesce: float = 0.0,
 ) -> SessionWatch:
     """Open sessionwatch on the store `url` names (`None`: `$SESSIONWATCH_URL` or `./sessionwatch.db`).
 
@@ -561,9 +565,12 @@ def open_watch(
     `notify_terminal_runs=True` makes `run_completed` and `run_failed` notify watchers (else log-only).
     `main_key` is the rest of each agent's main session key (`agent:<agentId>:main` by default): the
     session that watches its agent's group sessions ambiently once a human spoke in them.
+    `wake_coalesce` (seconds, default 0: off) wakes each watcher at most once per that window: the
+    notices opening for it meanwhile get one trailing wake at the window's end, if one is still pending.
     """
     check_notice_links(notice_links)  # a malformed template opens no store
     check_main_key(main_key)
+    check_wake_coalesce(wake_coalesce)  # nor a bad window
     store = open_store(url, synchronous=synchronous)
     try:
         watch = SessionWatch(
@@ -575,6 +582,7 @@ def open_watch(
             notice_links=notice_links,
             notify_terminal_runs=notify_terminal_runs,
             main_key=main_key,
+            wake_coalesce=wake_coalesce,
         )
     except BaseException:
         store.close()
