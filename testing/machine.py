@@ -122,12 +122,19 @@ class SessionWatchMachine(RuleBasedStateMachine):
     """Whether the store under test notifies for `run_completed` and `run_failed`: set True, and
     open it with `notify_terminal_runs=True` in `open_watch`, to check that setting."""
 
+    wake_coalesce: ClassVar[float] = 0.0
+    """The wake coalescing window (seconds) of the store under test: set it, and open the store
+    with `wake_coalesce=self.wake_coalesce` in `open_watch`, to check that a watcher is woken at
+    most once per window and that a trailing wake follows at the first call after its end."""
+
     def __init__(self) -> None:
         super().__init__()
         self.tmp_path = Path(tempfile.mkdtemp(prefix="sessionwatch-machine-"))
         self.clock = FakeClock()
         self.waker = RecordingWaker()
-        self.model = NoticeModel(notify_terminal_runs=self.notify_terminal_runs)
+        self.model = NoticeModel(
+            notify_terminal_runs=self.notify_terminal_runs, wake_coalesce=self.wake_coalesce
+        )
         self.last_sequence = 0
         try:
             self.watch = self.open_watch(self.clock, self.waker)
@@ -143,7 +150,11 @@ class SessionWatchMachine(RuleBasedStateMachine):
         sweep on (the `open()` default) and a retention that prunes nothing within days.
         """
         return sessionwatch.open(
-            "memory://", clock=clock, waker=waker, notify_terminal_runs=self.notify_terminal_runs
+            "memory://",
+            clock=clock,
+            waker=waker,
+            notify_terminal_runs=self.notify_terminal_runs,
+            wake_coalesce=self.wake_coalesce,
         )
 
     def teardown(self) -> None:
@@ -177,13 +188,18 @@ class SessionWatchMachine(RuleBasedStateMachine):
         self.last_sequence = signal.sequence
         opened = self.model.record(target, signal.sequence, kind, actor, producers)
         after = self.stored()
-        calls = set(self.waker.take())
+        wakes = self.waker.take()
         notifying = self.model.notifying
         if kind.value not in notifying and kind is not SignalKind.CHILD_SPAWNED:
             _expect(after, before, f"cursors after a log-only {kind.value}")
         if actor.actor_type == "agent" and actor.actor_id is not None and kind.value in notifying:
             mine = (actor.actor_id, key, agent)
             _expect(after.get(mine), before.get(mine), "the actor's own cursor after a self-caused signal")
+        if self.model.wakes is not None:
+            owed = [(w, wake_reason(key)) for w in sorted(opened) if self.model.owes_wake((w, key, agent))]
+            self._expect_coalesced(wakes, owed, f"wakes after a {kind.value}")
+            return
+        calls = set(wakes)
         touched = {w for (w, k, a), lnm in after.items() if (k, a) == target and before.get((w, k, a)) != lnm}
         may_wake = {(w, wake_reason(key)) for w in touched if self.model.owes_wake((w, key, agent))}
         must_wake = {(w, wake_reason(key)) for w in opened if self.model.owes_wake((w, key, agent))}
@@ -195,9 +211,28 @@ class SessionWatchMachine(RuleBasedStateMachine):
         else:
             _expect(calls, set(), f"wakes after a {kind.value}")
 
+    def _now(self) -> float:
+        return self.clock.now().timestamp()
+
+    def _expect_coalesced(self, calls: list[tuple[str, str]], owed: list[tuple[str, str]], what: str) -> None:
+        """With coalescing: the wakes `owed` (in order) as the model's windows let them through.
+
+        Exactly the watchers the model wakes now, each once, each for one of the reasons owed.
+        """
+        if self.model.wakes is None:
+            raise AssertionError("only a machine with wake_coalesce coalesces")
+        woken = self.model.wakes.offer([watcher for watcher, _ in owed], self._now())
+        _expect(sorted(w for w, _ in calls), sorted(woken), f"{what} (coalesced, one per watcher)")
+        reasons = {reason for _, reason in owed}
+        for call in calls:
+            _require(call[1] in reasons, f"{what}: wake {call} for none of {sorted(reasons)}")
+
     def _expect_follow_up_wakes(self, watcher: str, follow_ups: Iterable[Identity]) -> None:
-        expected = {(watcher, wake_reason(k)) for k, a in follow_ups if self.model.owes_wake((watcher, k, a))}
-        _expect(set(self.waker.take()), expected, f"follow-up wakes of {watcher}")
+        owed = [(watcher, wake_reason(k)) for k, a in follow_ups if self.model.owes_wake((watcher, k, a))]
+        if self.model.wakes is not None:
+            self._expect_coalesced(self.waker.take(), owed, f"follow-up wakes of {watcher}")
+            return
+        _expect(set(self.waker.take()), set(owed), f"follow-up wakes of {watcher}")
 
     # --------------------------------------------------------------------------------- rules
 
@@ -275,6 +310,9 @@ class SessionWatchMachine(RuleBasedStateMachine):
         pair = (watcher, key, agent)
         promoted = accepted and self.model.register(pair, ambient=ambient)
         woken = [(watcher, wake_reason(key))] if promoted and not is_subagent(watcher) else []
+        if self.model.wakes is not None:
+            self._expect_coalesced(self.waker.take(), woken, "wakes after a watch")
+            return
         _expect(self.waker.take(), woken, "wakes after a watch")
 
     @rule(actor=st.sampled_from(_MACHINE_ACTORS))
@@ -295,8 +333,11 @@ class SessionWatchMachine(RuleBasedStateMachine):
         else:
             self.last_sequence = signal.sequence
             opened = self.model.record(_GROUP, signal.sequence, SignalKind.HUMAN_DIRECT_MESSAGE, actor, ())
-            must = {(w, wake_reason(key)) for w in opened if self.model.owes_wake((w, key, agent))}
-            _expect(set(self.waker.take()), must, "wakes after a turn into the group")
+            must = [(w, wake_reason(key)) for w in sorted(opened) if self.model.owes_wake((w, key, agent))]
+            if self.model.wakes is not None:
+                self._expect_coalesced(self.waker.take(), must, "wakes after a turn into the group")
+            else:
+                _expect(set(self.waker.take()), set(must), "wakes after a turn into the group")
         if actor.actor_type == "human":
             self.model.register(("agent:main:main", key, agent), ambient=True)
         else:
@@ -373,13 +414,20 @@ class SessionWatchMachine(RuleBasedStateMachine):
     def restart(self) -> None:
         """Reopen the store (an in-memory one: sweep it); open notices are re-frozen and re-woken."""
         self.waker.take()
-        if self.reopen_on_restart and not isinstance(self.watch.store, MemorySignalStore):
+        reopened = self.reopen_on_restart and not isinstance(self.watch.store, MemorySignalStore)
+        if reopened:
             self.watch.close()
             self.watch = self.open_watch(self.clock, self.waker)
             self._require_same_store()
         else:
             self.watch.sweep()
-        _expect(set(self.waker.take()), self.model.sweep(), "wakes of the restart sweep")
+        owed = self.model.sweep()
+        if self.model.wakes is None:
+            _expect(set(self.waker.take()), owed, "wakes of the restart sweep")
+            return
+        if reopened:
+            self.model.wakes.forget()  # coalescing does not survive a restart
+        self._expect_coalesced(self.waker.take(), sorted(owed), "wakes of the restart sweep")
 
     def _require_same_store(self) -> None:
         for key, agent in sorted(self.model.known)[:1]:
@@ -394,8 +442,22 @@ class SessionWatchMachine(RuleBasedStateMachine):
 
     @rule(minutes=st.integers(1, 180))
     def advance_clock(self, minutes: int) -> None:
-        """Time passes."""
+        """Time passes; with coalescing, the next call sends the trailing wakes whose window ended."""
         self.clock.advance(minutes=minutes)
+        if self.model.wakes is None:
+            return
+        self.waker.take()
+        self.watch.pending_notices(_WATCHERS[0])  # any call into the store delivers them first
+        woken = self.model.wakes.trailing(self._now(), self._owes_a_wake)
+        reasons = {wake_reason(key) for key, _ in (*_IDENTITIES, _GROUP)}
+        calls = self.waker.take()
+        _expect(sorted(w for w, _ in calls), sorted(woken), "trailing wakes (one per watcher)")
+        for call in calls:
+            _require(call[1] in reasons, f"trailing wake {call} for no known target")
+
+    def _owes_a_wake(self, watcher: str) -> bool:
+        """Whether the watcher has a pending notice that wakes (not an ambient one)."""
+        return any(self.model.owes_wake((watcher, k, a)) for k, a in self.model.pending(watcher))
 
     # ---------------------------------------------------------------------------- invariants
 

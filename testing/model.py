@@ -5,7 +5,7 @@ It never calls sessionwatch's domain functions, so a bug there cannot hide in th
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TypeAlias
 
 from sessionwatch.domain.signals import Actor, SignalKind
@@ -50,6 +50,51 @@ def wake_reason(target: str) -> str:
     return f"session-state:{target}"
 
 
+class WakeWindows:
+    """The wakes a store coalescing them over `window` seconds sends, written from the rule.
+
+    A watcher woken at `t` is not woken again before `t + window`; what opens for it meanwhile is
+    owed one trailing wake at the first call after the window's end, if it still has a pending
+    notice then. Subagent watchers are never woken. Nothing survives a restart (`forget`).
+    """
+
+    def __init__(self, window: float) -> None:
+        self.window = window
+        self.last_woken: dict[str, float] = {}
+        self.owed: set[str] = set()
+
+    def offer(self, watchers: Iterable[str], now: float) -> set[str]:
+        """The watchers woken now for notices opened for `watchers` (in order, one per notice)."""
+        woken = set()
+        for watcher in watchers:
+            if is_subagent(watcher):
+                continue
+            last = self.last_woken.get(watcher)
+            if last is None or now >= last + self.window:
+                self.last_woken[watcher] = now
+                self.owed.discard(watcher)  # this wake covers what was owed
+                woken.add(watcher)
+            else:
+                self.owed.add(watcher)
+        return woken
+
+    def trailing(self, now: float, pending: Callable[[str], bool]) -> set[str]:
+        """The trailing wakes the first call at `now` sends: owed, window ended, something pending."""
+        woken = set()
+        for watcher in sorted(self.owed):
+            if now >= self.last_woken[watcher] + self.window:
+                self.owed.discard(watcher)
+                if pending(watcher):
+                    self.last_woken[watcher] = now
+                    woken.add(watcher)
+        return woken
+
+    def forget(self) -> None:
+        """A restart: no window and nothing owed (the restart sweep wakes who has open notices)."""
+        self.last_woken.clear()
+        self.owed.clear()
+
+
 class NoticeModel:
     """What the store must hold: cursors, heads, known and registered identities.
 
@@ -57,9 +102,11 @@ class NoticeModel:
     domain functions.
     """
 
-    def __init__(self, *, notify_terminal_runs: bool = False) -> None:
+    def __init__(self, *, notify_terminal_runs: bool = False, wake_coalesce: float = 0.0) -> None:
         self.notifying = NOTIFYING_KINDS | TERMINAL_RUN_KINDS if notify_terminal_runs else NOTIFYING_KINDS
         """The kinds that notify on the store under test."""
+        self.wakes = WakeWindows(wake_coalesce) if wake_coalesce else None
+        """The coalesced wakes of a store opened with `wake_coalesce`; None: every wake at once."""
         self.cursors: dict[Pair, Positions] = {}
         self.ambient: set[Pair] = set()
         """The cursors that are ambient (queue-only); every other cursor is explicit."""

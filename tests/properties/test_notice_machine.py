@@ -45,7 +45,11 @@ class StoreMachine(SessionWatchMachine):
                 fresh_store_url(self.store_kind, self.tmp_path, "machine.db", reuse=True)
             )
         return sessionwatch.open(
-            self.url, clock=clock, waker=waker, notify_terminal_runs=self.notify_terminal_runs
+            self.url,
+            clock=clock,
+            waker=waker,
+            notify_terminal_runs=self.notify_terminal_runs,
+            wake_coalesce=self.wake_coalesce,
         )
 
     def teardown(self) -> None:
@@ -106,4 +110,35 @@ class PostgresTerminalRunsMachine(PostgresMachine):
 def test_notice_machine_with_terminal_runs_notifying_matches_the_model(
     machine: type[SessionWatchMachine],
 ) -> None:
+    run_state_machine_as_test(machine, settings=MACHINE_SETTINGS)
+
+
+COALESCE_WINDOW = 3600.0
+"""An hour: the machine's clock steps (1 to 180 minutes) land inside a window and past its end."""
+
+
+class CoalescingMachine(SessionWatchMachine):
+    """The memory store opened with `wake_coalesce`: a watcher is woken at most once per window."""
+
+    wake_coalesce = COALESCE_WINDOW
+
+
+class SqliteCoalescingMachine(SqliteMachine):
+    wake_coalesce = COALESCE_WINDOW
+
+
+class PostgresCoalescingMachine(PostgresMachine):
+    wake_coalesce = COALESCE_WINDOW
+
+
+@pytest.mark.parametrize(
+    "machine",
+    [
+        pytest.param(CoalescingMachine, id="memory"),
+        pytest.param(SqliteCoalescingMachine, id="sqlite"),
+        pytest.param(PostgresCoalescingMachine, id="postgres", marks=needs_postgres),
+    ],
+)
+@pytest.mark.usefixtures("through_each_facade")
+def test_notice_machine_with_wakes_coalesced_matches_the_model(machine: type[SessionWatchMachine]) -> None:
     run_state_machine_as_test(machine, settings=MACHINE_SETTINGS)
