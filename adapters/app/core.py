@@ -185,7 +185,7 @@ class Core:
             notifying=notifying,
             main_key=main_key,
         )
-        if window:
+        if window and waker is not None:  # without a waker there is nothing to coalesce
             core.coalescer = WakeCoalescer(
                 window,
                 clock,

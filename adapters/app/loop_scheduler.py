@@ -234,7 +234,8 @@ class LoopScheduler:
             return
         try:
             wakes = await self._loop.run_in_executor(self._readers, coalescer.trailing, claims)
-            self._committed = time.perf_counter()
+            if self._core.telemetry.on:
+                self._committed = time.perf_counter()  # a trailing wake's delay counts from its check
             await self._publish(wakes)
         except Exception as exc:  # noqa: BLE001 - a trailing wake never fails a caller
             logger.warning("sessionwatch: trailing wake failed (error=%s)", type(exc).__name__)
