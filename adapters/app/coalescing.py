@@ -50,11 +50,12 @@ def thread_timer(delay_s: float, fire: Callable[[], None]) -> Timer:
 
 
 def still_pending(store: SignalStore, watcher: str) -> bool:
-    """Whether a trailing wake is still owed to `watcher`: it has a pending notice.
+    """Whether a trailing wake is still owed to `watcher`: it has a pending notice that wakes.
 
-    The one place that decides it (a watcher that drained meanwhile gets no trailing wake).
+    The one place that decides it: a watcher that drained meanwhile gets no trailing wake, nor one
+    whose only pending notices are ambient (queue-only, never woken).
     """
-    return bool(store.cursors_of(watcher, pending_only=True))
+    return any(not cursor.ambient for cursor in store.cursors_of(watcher, pending_only=True))
 
 
 class WakeCoalescer:

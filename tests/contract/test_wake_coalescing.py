@@ -148,6 +148,23 @@ def test_a_subagent_watcher_is_never_woken_with_coalescing(
     assert waker.calls == []
 
 
+def test_an_ambient_notice_pending_at_the_windows_end_gets_no_trailing_wake(
+    coalescing: SessionWatch, clock: FakeClock, waker: RecordingWaker
+) -> None:
+    group = "agent:main:telegram:group:42"
+    assert coalescing.watch(MANAGER, WORKER)
+    human_turn(coalescing)  # the leading wake
+    coalescing.record_human_message(group, channel="telegram")  # its main session watches it ambiently
+    coalescing.drain(MANAGER)
+    human_turn(coalescing)  # deferred: inside the window
+    human_turn(coalescing, group)  # an ambient notice opens: queue-only
+    coalescing.acknowledge(MANAGER, [WORKER])
+    assert [n.provenance for n in coalescing.pending_notices(MANAGER)] == ["ambient"]
+    clock.advance(seconds=WINDOW + 1)
+    coalescing.pending_notices(MANAGER)
+    assert waker.calls == [(MANAGER, reason(WORKER))]
+
+
 def test_without_the_setting_every_notice_wakes_at_once(
     store_url: str, clock: FakeClock, waker: RecordingWaker
 ) -> None:
