@@ -12,8 +12,8 @@ from sessionwatch.adapters.stores.factory import open_store
 from sessionwatch.domain.notice_links import check_notice_links
 from sessionwatch.domain.ports import AsyncWaker, Clock, Waker
 from sessionwatch.domain.retention import Retention
-from sessionwatch.domain.watch_cursor import DEFAULT_MAIN_KEY
 from sessionwatch.domain.wake_coalescing import check_wake_coalesce
+from sessionwatch.domain.watch_cursor import DEFAULT_MAIN_KEY
 
 
 async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open

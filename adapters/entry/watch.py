@@ -40,8 +40,8 @@ from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.session import SessionState
 from sessionwatch.domain.signals import Actor, SignalKind
 from sessionwatch.domain.upstream import AdvanceOnly, RecordActivity, RecordMissing, UpstreamLinkState
-from sessionwatch.domain.watch_cursor import DEFAULT_MAIN_KEY
 from sessionwatch.domain.wake_coalescing import check_wake_coalesce
+from sessionwatch.domain.watch_cursor import DEFAULT_MAIN_KEY
 from sessionwatch.projections.models import (
     Cursor,
     Notice,
