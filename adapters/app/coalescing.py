@@ -5,8 +5,9 @@ wait for their window's end. `poll` claims the trailing wakes that are due and h
 every call into the core polls first, so a fake clock makes delivery deterministic. With the system
 clock a timer polls too, at the earliest window's end, so a trailing wake goes out without any
 further call; closing cancels it, and none fires after. The check a claim settles on reads the
-store (`still_pending`), so it runs where store calls may: the caller's thread (sync façade) or a
-reader thread (the event-loop scheduler hands claims over with `hand_off`).
+store (`still_pending`), so it runs where store calls may: the caller's thread (sync façade), or
+the writer thread ahead of the write that polled (the event-loop scheduler hands claims over with
+`hand_off`), so it sees the store as the call found it.
 
 Nothing survives the process: after a restart the sweep wakes every watcher with an open notice.
 """
@@ -21,6 +22,7 @@ from typing import Protocol
 from sessionwatch.adapters.stores.port import SignalStore
 from sessionwatch.domain.ports import Clock
 from sessionwatch.domain.wake_coalescing import Wake, WakeCoalescing
+from sessionwatch.domain.watch_cursor import CursorState
 
 logger = logging.getLogger("sessionwatch")
 
@@ -49,13 +51,36 @@ def thread_timer(delay_s: float, fire: Callable[[], None]) -> Timer:
     return timer
 
 
-def still_pending(store: SignalStore, watcher: str) -> bool:
+class PendingCursors(Protocol):
+    """What the check reads: a store, or a write transaction."""
+
+    def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
+        """The watcher's cursors (only those with a pending notice)."""
+        ...
+
+
+def still_pending(store: PendingCursors, watcher: str) -> bool:
     """Whether a trailing wake is still owed to `watcher`: it has a pending notice that wakes.
 
     The one place that decides it: a watcher that drained meanwhile gets no trailing wake, nor one
     whose only pending notices are ambient (queue-only, never woken).
     """
     return any(not cursor.ambient for cursor in store.cursors_of(watcher, pending_only=True))
+
+
+def checked(claims: Sequence[Wake], source: PendingCursors) -> list[bool]:
+    """Whether each claim's watcher still has a notice that wakes; only reads (safe to run again).
+
+    A check that fails counts as pending: a wake is never lost to an error.
+    """
+    pending = []
+    for watcher, _ in claims:
+        try:
+            pending.append(still_pending(source, watcher))
+        except Exception as exc:  # noqa: BLE001 - unsure: wake
+            logger.warning("sessionwatch: trailing wake check failed (error=%s)", type(exc).__name__)
+            pending.append(True)
+    return pending
 
 
 class WakeCoalescer:
@@ -123,16 +148,16 @@ class WakeCoalescer:
             self._hand_off(claims)
 
     def trailing(self, claims: Sequence[Wake]) -> list[Wake]:
-        """Settle claims on the store: the trailing wakes to send now (reads the store)."""
+        """Check and settle claims on the store: the trailing wakes to send now."""
+        return self.settle(claims, checked(claims, self._store))
+
+    def settle(self, claims: Sequence[Wake], pending: Sequence[bool]) -> list[Wake]:
+        """Settle claims on what `checked` found: the trailing wakes to send now."""
         wakes: list[Wake] = []
-        for watcher, reason in claims:
-            try:
-                woken = still_pending(self._store, watcher)
-            except Exception as exc:  # noqa: BLE001 - unsure: wake, a wake is never lost to an error
-                logger.warning("sessionwatch: trailing wake check failed (error=%s)", type(exc).__name__)
-                woken = True
+        now = self._now()
+        for (watcher, reason), woken in zip(claims, pending, strict=True):
             with self._lock:
-                owed = self._rule.settle(watcher, self._now(), woken=woken)
+                owed = self._rule.settle(watcher, now, woken=woken)
             if woken:
                 wakes.append((watcher, reason))
             elif owed is not None:

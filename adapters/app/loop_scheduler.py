@@ -23,7 +23,7 @@ from typing import Any, Final, ParamSpec, TypeVar
 
 from sessionwatch.adapters.app import maintenance
 from sessionwatch.adapters.app.clock import SystemClock
-from sessionwatch.adapters.app.coalescing import Timer
+from sessionwatch.adapters.app.coalescing import Timer, checked
 from sessionwatch.adapters.app.core import (
     CLOSED,
     Core,
@@ -67,7 +67,7 @@ class LoopScheduler:
         self._recorded = False  # a write of the batch being finished recorded signals
         self._committed = 0.0  # when the batch being finished committed (with telemetry on)
         self.closed = False
-        if core.coalescer is not None:  # trailing wakes: checked on a reader thread, sent from the loop
+        if core.coalescer is not None:  # trailing wakes: checked on the writer thread, sent from the loop
             timers = self._start_timer if isinstance(core.clock, SystemClock) else None
             core.coalescer.hand_off(self._hand_off_trailing, start_timer=timers)
 
@@ -221,24 +221,40 @@ class LoopScheduler:
         return woken
 
     def _hand_off_trailing(self, claims: list[Wake]) -> None:
-        """From any thread: the coalescer's due claims, checked on a reader thread, sent from the loop."""
-        self._loop.call_soon_threadsafe(self._deliver_trailing, claims)
+        """From any thread: the coalescer's due claims, checked on the writer thread, sent from the loop.
+
+        On the loop (a write polling before it is submitted, a timer) the check is queued at once,
+        ahead of that write, so it sees the store as the call found it.
+        """
+        try:
+            on_loop = asyncio.get_running_loop() is self._loop
+        except RuntimeError:  # no loop runs on this thread
+            on_loop = False
+        if on_loop:
+            self._deliver_trailing(claims)
+        else:
+            self._loop.call_soon_threadsafe(self._deliver_trailing, claims)
 
     def _deliver_trailing(self, claims: list[Wake]) -> None:
-        if not self.closed:
-            self._track(self._trailing(claims))
-
-    async def _trailing(self, claims: list[Wake]) -> None:
+        """On the loop: queue the check on the writer thread; `idle` waits for it and its wakes."""
         coalescer = self._core.coalescer
-        if coalescer is None:  # pragma: no cover - only a coalescer hands claims over
+        if self.closed or coalescer is None:
             return
-        try:
-            wakes = await self._loop.run_in_executor(self._readers, coalescer.trailing, claims)
+        checked_all: asyncio.Future[None] = self._loop.create_future()
+
+        def finish(outcome: Outcome) -> None:
+            ok, pending = outcome
             if self._core.telemetry.on:
                 self._committed = time.perf_counter()  # a trailing wake's delay counts from its check
-            await self._publish(wakes)
-        except Exception as exc:  # noqa: BLE001 - a trailing wake never fails a caller
-            logger.warning("sessionwatch: trailing wake failed (error=%s)", type(exc).__name__)
+            self.publish_in_background(coalescer.settle(claims, pending if ok else [True] * len(claims)))
+            if not checked_all.done():
+                checked_all.set_result(None)
+
+        self._track(checked_all)
+        try:
+            self.writer.submit(functools.partial(checked, claims), finish)
+        except StoreError:  # the writer is closing: the store's windows go with it
+            checked_all.set_result(None)
 
     def _start_timer(self, delay_s: float, fire: Callable[[], None]) -> Timer:
         """From any thread: `fire` on the loop after `delay_s` (`loop.call_later`), cancelled by `aclose`."""
