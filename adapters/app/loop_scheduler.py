@@ -306,6 +306,7 @@ class LoopTimer:
     """A `loop.call_later` that may be started and cancelled from any thread."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, delay_s: float, fire: Callable[[], None]) -> None:
+        self._loop = loop
         self._fire = fire
         self._handle: asyncio.TimerHandle | None = None
         self._cancelled = False
@@ -322,8 +323,14 @@ class LoopTimer:
     def cancel(self) -> None:
         """Keep it from firing (from any thread: the flag is read on the loop before it fires)."""
         self._cancelled = True
+        try:
+            self._loop.call_soon_threadsafe(self._drop)
+        except RuntimeError:  # the loop is closed: nothing of it fires any more
+            return
+
+    def _drop(self) -> None:
         if self._handle is not None:
-            self._handle.cancel()
+            self._handle.cancel()  # on the loop, where a timer handle may be cancelled
 
 
 def _answer(answer: asyncio.Future[Any], value: object) -> None:

@@ -75,3 +75,17 @@ def test_the_timer_does_not_fire_after_close() -> None:
     assert not waker.second.wait(WINDOW * 5)  # the window has long ended: a live timer would have sent it
     assert waker.calls == [(MANAGER, REASON)]
     assert not [t for t in threading.enumerate() if t.name == "sessionwatch-coalesce-timer"]
+
+
+@pytest.mark.usefixtures("through_each_facade")
+def test_a_timer_that_fires_before_the_clock_reached_the_windows_end_tries_again() -> None:
+    clock, waker = HeldSystemClock(), SecondWake()
+    with sessionwatch.open("memory://", clock=clock, waker=waker, wake_coalesce=WINDOW) as watch:
+        assert watch.watch(MANAGER, WORKER)
+        watch.record_human_message(WORKER, channel="telegram")
+        watch.drain(MANAGER)
+        watch.record_human_message(WORKER, channel="telegram")
+        assert not waker.second.wait(WINDOW * 3)  # the timer fired with the clock still held: not due
+        clock.let_go()
+        assert waker.second.wait(PATIENCE_S)
+        assert waker.calls == [(MANAGER, REASON)] * 2
