@@ -133,6 +133,8 @@ class Core:
     """The kinds that notify watchers on this store, for its replays and audits (ADR-0045)."""
     main_key: str = DEFAULT_MAIN_KEY
     """The rest of each agent's main session key: `agent:<agentId>:<main_key>` (ADR-0049)."""
+    notify_on_create: bool = False
+    """Whether a `created` signal is noted on its main session's creation digest (ADR-0047)."""
     closed: bool = False
 
     @classmethod
@@ -146,6 +148,7 @@ class Core:
         notice_links: str | None = None,
         notify_terminal_runs: bool = False,
         main_key: str = DEFAULT_MAIN_KEY,
+        notify_on_create: bool = False,
     ) -> Core:
         """A core over `store`; the prune throttle counts from the last prune, else from now.
 
@@ -153,6 +156,7 @@ class Core:
         `notice_links` template is checked here (`InvalidQuery` naming it). `notify_terminal_runs`
         makes a run's end notify on this store, its writes and replays alike. `main_key` names
         each agent's main session, `agent:<agentId>:<main_key>` (checked: `InvalidQuery` naming it).
+        `notify_on_create` notes each created session on its main session's digest (ADR-0047).
         """
         main_key = check_main_key(main_key)
         clock = clock or SystemClock()
@@ -176,6 +180,7 @@ class Core:
             notice_links=check_notice_links(notice_links),
             notifying=notifying,
             main_key=main_key,
+            notify_on_create=notify_on_create,
         )
 
     @property

@@ -27,6 +27,7 @@ async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
     notice_links: str | None = None,
     notify_terminal_runs: bool = False,
     main_key: str = DEFAULT_MAIN_KEY,
+    notify_on_create: bool = False,
 ) -> AsyncSessionWatch:
     """Open sessionwatch on the store `url` names, for the running loop (the store opens off the loop).
 
@@ -43,6 +44,7 @@ async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
         retention=retention,
         notice_links=notice_links,
         notify_terminal_runs=notify_terminal_runs,
+        notify_on_create=notify_on_create,
         main_key=main_key,
     )
     opening = OPENING_FOR.set(asyncio.get_running_loop())  # the thread below runs in a copy of this context

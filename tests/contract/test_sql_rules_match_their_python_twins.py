@@ -290,6 +290,7 @@ _SQLITE_TABLES = (
     "sw_signals",
     "sw_cursors",
     "sw_upstream_links",
+    "sw_digests",
 )
 
 
