@@ -26,6 +26,7 @@ def digest_notice(state: DigestState, watcher: str) -> Notice:
         target_agent_id=state.agent_id,
         last_seen=state.newest,
         text=state.text,
+        provenance="ambient",  # queue-only: a digest never wakes
         digest=DIGEST_NOTICE,
     )
 

@@ -45,7 +45,11 @@ class StoreMachine(SessionWatchMachine):
                 fresh_store_url(self.store_kind, self.tmp_path, "machine.db", reuse=True)
             )
         return sessionwatch.open(
-            self.url, clock=clock, waker=waker, notify_terminal_runs=self.notify_terminal_runs
+            self.url,
+            clock=clock,
+            waker=waker,
+            notify_terminal_runs=self.notify_terminal_runs,
+            notify_on_create=self.notify_on_create,
         )
 
     def teardown(self) -> None:
@@ -104,6 +108,35 @@ class PostgresTerminalRunsMachine(PostgresMachine):
 )
 @pytest.mark.usefixtures("through_each_facade")
 def test_notice_machine_with_terminal_runs_notifying_matches_the_model(
+    machine: type[SessionWatchMachine],
+) -> None:
+    run_state_machine_as_test(machine, settings=MACHINE_SETTINGS)
+
+
+class CreationsNotedMachine(SessionWatchMachine):
+    """The memory store opened with `notify_on_create=True`: creations reach the main digest."""
+
+    notify_on_create = True
+
+
+class SqliteCreationsNotedMachine(SqliteMachine):
+    notify_on_create = True
+
+
+class PostgresCreationsNotedMachine(PostgresMachine):
+    notify_on_create = True
+
+
+@pytest.mark.parametrize(
+    "machine",
+    [
+        pytest.param(CreationsNotedMachine, id="memory"),
+        pytest.param(SqliteCreationsNotedMachine, id="sqlite"),
+        pytest.param(PostgresCreationsNotedMachine, id="postgres", marks=needs_postgres),
+    ],
+)
+@pytest.mark.usefixtures("through_each_facade")
+def test_notice_machine_with_creations_noted_matches_the_model(
     machine: type[SessionWatchMachine],
 ) -> None:
     run_state_machine_as_test(machine, settings=MACHINE_SETTINGS)
