@@ -9,13 +9,15 @@ digest is stored as events, so it survives a restart, passes the audit, and move
 from __future__ import annotations
 
 import io
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from auditing import assert_audit_clean
 from fakes import ProbingWaker
-from stores import fresh_store_url
+from stores import admin, fresh_store_url
 
 import sessionwatch
 from sessionwatch import Actor, InvalidQuery, Retention, SessionWatch, SignalKind
@@ -209,6 +211,27 @@ def test_the_digest_survives_a_restart(store_kind: str, store_url: str, clock: F
         assert again.pending_notices(MAIN) == []
 
 
+def test_a_store_written_before_the_digest_table_gains_it_on_open(
+    store_kind: str, store_url: str, clock: FakeClock
+) -> None:
+    if store_kind == "memory":
+        pytest.skip("a memory store has no schema to migrate")
+    with sessionwatch.open(store_url, clock=clock) as watch:
+        create(watch, COORDINATOR)
+    if store_kind == "sqlite":
+        with sqlite3.connect(urlsplit(store_url).path[1:]) as old:  # the shape before the digest
+            old.execute("DROP TABLE sw_digests")
+            old.execute("UPDATE sw_meta SET value = 3 WHERE name = 'schema_version'")
+    else:
+        schema = parse_qs(urlsplit(store_url).query)["schema"][0]
+        admin().execute(f"DROP TABLE {schema}.sw_digests")
+        admin().execute(f"UPDATE {schema}.sw_meta SET value = 2 WHERE name = 'schema_version'")
+    with sessionwatch.open(store_url, clock=clock, notify_on_create=True) as watch:
+        create(watch, CHILD)
+        assert [n.text for n in watch.pending_notices(MAIN)] == [digest_text(CHILD)]
+        assert_audit_clean(watch)
+
+
 def test_a_reset_clears_the_main_digest_and_a_delete_drops_it(noting: SessionWatch) -> None:
     create(noting, CHILD)
     noting.reset_session(MAIN)  # an unknown main session with a digest still resets
@@ -243,7 +266,10 @@ def test_the_audit_is_clean_after_creations_drains_resets_deletes_and_prunes(
         assert_audit_clean(watch)
 
 
-def test_an_export_and_import_keep_the_digest(noting: SessionWatch, store_kind: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("elsewhere", [False, True], ids=["one-process", "second-process"])
+def test_an_export_and_import_keep_the_digest(
+    noting: SessionWatch, store_kind: str, tmp_path: Path, elsewhere: bool
+) -> None:
     create(noting, CHILD)
     create(noting, COORDINATOR)
     noting.acknowledge(MAIN, [noting.pending_notices(MAIN)[0].model_copy(update={"last_seen": 1})])
@@ -253,7 +279,8 @@ def test_an_export_and_import_keep_the_digest(noting: SessionWatch, store_kind: 
         fresh_store_url(store_kind, tmp_path, "imported.db") as url,
         sessionwatch.open(url, sweep_on_open=False) as target,
     ):
-        import_history(target.store, exported.getvalue().splitlines(keepends=True))
+        lines = exported.getvalue().splitlines(keepends=True)
+        import_history(target.store, lines, check_elsewhere=elsewhere)
         assert target.pending_notices(MAIN) == noting.pending_notices(MAIN)
         assert target.store.read_model().digests == noting.store.read_model().digests
         assert_audit_clean(target)
