@@ -221,11 +221,11 @@ def test_a_store_written_before_the_digest_table_gains_it_on_open(
     if store_kind == "sqlite":
         with sqlite3.connect(urlsplit(store_url).path[1:]) as old:  # the shape before the digest
             old.execute("DROP TABLE sw_digests")
-            old.execute("UPDATE sw_meta SET value = 3 WHERE name = 'schema_version'")
+            old.execute("UPDATE sw_meta SET value = 4 WHERE name = 'schema_version'")
     else:
         schema = parse_qs(urlsplit(store_url).query)["schema"][0]
         admin().execute(f"DROP TABLE {schema}.sw_digests")
-        admin().execute(f"UPDATE {schema}.sw_meta SET value = 2 WHERE name = 'schema_version'")
+        admin().execute(f"UPDATE {schema}.sw_meta SET value = 3 WHERE name = 'schema_version'")
     with sessionwatch.open(store_url, clock=clock, notify_on_create=True) as watch:
         create(watch, CHILD)
         assert [n.text for n in watch.pending_notices(MAIN)] == [digest_text(CHILD)]
