@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sessionwatch.domain.digest import DigestState
 from sessionwatch.domain.messages import Event
 from sessionwatch.domain.session import SessionState, SignalRecorded
 from sessionwatch.domain.upstream import UpstreamLinkState
@@ -85,14 +86,15 @@ class SignalsPruned(Event):
     included) after the prune: the checkpoint a replay restarts from once the events before this
     one are gone. Version 1 had no `links` (there were none; ADR-0010), version 2 no session
     `meta` (none was set; ADR-0012), version 3 no cursor `provenance` (every cursor was explicit;
-    ADR-0049): the mapper upcasts each.
+    ADR-0049), version 4 no creation `digests` (none existed; ADR-0047): the mapper upcasts each.
     """
 
-    type: Literal["store.pruned.v4"] = "store.pruned.v4"
+    type: Literal["store.pruned.v5"] = "store.pruned.v5"
     cutoffs: PruneCutoffs
     sessions: tuple[SessionState, ...]
     cursors: tuple[CursorState, ...]
     links: tuple[UpstreamLinkState, ...]
+    digests: tuple[DigestState, ...] = ()
 
 
 COMPACT_MIN_EVENTS = 1000

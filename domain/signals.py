@@ -38,6 +38,7 @@ class SignalKind(StrEnum):
     RUN_FAILED = "run_failed"
     COMPACTED = "compacted"
     ADOPTED = "adopted"
+    CREATED = "created"
 
 
 NOTIFYING_KINDS = frozenset(
@@ -281,6 +282,15 @@ def human_message_summary(channel: object) -> str:
         raise InvalidSignal("channel", "must be a string")
     trimmed = (channel or "").strip()
     return f"human message via {trimmed or 'unknown'}"
+
+
+CREATED_SUMMARY = "session created"
+"""The summary of every `created` signal."""
+
+
+def created_dedupe_key(agent_id: str, session_key: str, session_id: str | None) -> str:
+    """`created:<agentId>:<sessionKey>:<sessionId>`; without a session id the last part is empty."""
+    return f"created:{agent_id}:{session_key}:{session_id or ''}"
 
 
 RUN_TERMINAL_SUMMARIES: dict[RunOutcome, str] = {

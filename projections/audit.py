@@ -54,6 +54,9 @@ VIOLATION_KINDS = {
     "link_mismatch": "a stored upstream link differs from the replayed one",
     "link_missing": "the history has an upstream link the stored read model lacks",
     "link_unexpected": "the stored read model has an upstream link the history does not",
+    "digest_mismatch": "a stored creation digest differs from the replayed one",
+    "digest_missing": "the history has a creation digest the stored read model lacks",
+    "digest_unexpected": "the stored read model has a creation digest the history does not",
     "head_below_signal": "a head is below one of its session's retained sequences",
     "watermark_above_head": "a prune watermark is above its head",
     "cursor_order": "a cursor breaks L <= N <= M",
@@ -195,7 +198,7 @@ def diff_dedupe(
 
 
 def diff_cursors_and_links(stored: ReadModel, rebuilt: ReadModel) -> Iterator[Violation]:
-    """The cursor and upstream-link rows that differ between the stored and the replayed read models."""
+    """The cursor, upstream-link and digest rows that differ between the stored and replayed read models."""
     if stored.cursors != rebuilt.cursors:
         yield from _diff_mapping(
             "cursor",
@@ -206,6 +209,8 @@ def diff_cursors_and_links(stored: ReadModel, rebuilt: ReadModel) -> Iterator[Vi
         )
     if stored.links != rebuilt.links:
         yield from _diff_mapping("link", stored.links, rebuilt.links, _name, lambda i: (i.session_key,))
+    if stored.digests != rebuilt.digests:
+        yield from _diff_mapping("digest", stored.digests, rebuilt.digests, _name, lambda i: (i.session_key,))
 
 
 K = TypeVar("K")

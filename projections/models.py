@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
@@ -201,6 +202,10 @@ class Notice(WireModel):
 
     Its JSON (`target`, `targetAgentId`, `lastSeen`, `text`, `provenance`) goes to the watcher, so
     it leaves the watcher out. An `ambient` notice is queue-only: drained as any, never woken.
+    A main session's creation digest is a notice too (ADR-0047): its `digest` is
+    `session_creations` (on the wire only then), its target the main session itself, `last_seen`
+    the sequence of the newest creation it lists, `text` the bounded list, and its provenance
+    `ambient` (queue-only).
     """
 
     watcher: Hidden[str]
@@ -209,6 +214,7 @@ class Notice(WireModel):
     last_seen: int
     text: str
     provenance: Provenance = "explicit"
+    digest: OmitNone[Literal["session_creations"] | None] = None
 
     @classmethod
     def from_state(cls, state: CursorState, links: NoticeLinks | None = None) -> Notice:

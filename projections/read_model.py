@@ -10,7 +10,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias, assert_never, cast
 
-from sessionwatch.domain import session, upstream, watch_cursor
+from sessionwatch.domain import digest, session, upstream, watch_cursor
+from sessionwatch.domain.digest import CreationNoted, DigestDrained, DigestState
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.retention import SignalsPruned
@@ -53,7 +54,8 @@ class ReadModel:
     `signals` holds each identity's retained signals in ascending sequence order;
     `dedupe` maps every retained dedupe key to its signal's identity and sequence;
     `cursors` holds each target identity's cursors by watcher key (pending notices: `N > L`);
-    `links` holds each identity's upstream link, unlinked ones as tombstones (ADR-0010).
+    `links` holds each identity's upstream link, unlinked ones as tombstones (ADR-0010);
+    `digests` holds each main session's pending creation digest (ADR-0047).
     """
 
     sessions: Mapping[SessionIdentity, SessionState] = field(default_factory=dict)
@@ -61,6 +63,7 @@ class ReadModel:
     dedupe: Mapping[str, tuple[SessionIdentity, int]] = field(default_factory=dict)
     cursors: CursorsByTarget = field(default_factory=dict)
     links: Mapping[SessionIdentity, UpstreamLinkState] = field(default_factory=dict)
+    digests: Mapping[SessionIdentity, DigestState] = field(default_factory=dict)
 
     def active_links(self) -> list[UpstreamLinkState]:
         """Every active upstream link, ordered by identity."""
@@ -210,6 +213,7 @@ class Projection:
         self._dedupe = base.dedupe
         self._cursors: CursorsByTarget = base.cursors
         self._links = base.links
+        self._digests = base.digests
         self._owned: set[str] = set()
         self._own_logs: set[SessionIdentity] = set()
         self._raised: dict[SessionIdentity, int] = {}  # heads raised past their `_sessions` state
@@ -251,6 +255,12 @@ class Projection:
             self._owned.add("links")
         return cast("dict[SessionIdentity, UpstreamLinkState]", self._links)  # owned
 
+    def _w_digests(self) -> dict[SessionIdentity, DigestState]:
+        if "digests" not in self._owned:
+            self._digests = dict(self._digests)
+            self._owned.add("digests")
+        return cast("dict[SessionIdentity, DigestState]", self._digests)  # owned
+
     @property
     def cursors(self) -> CursorsByTarget:
         """The cursors as of the events applied so far."""
@@ -274,6 +284,7 @@ class Projection:
             dedupe=self._dedupe,
             cursors=self._cursors,
             links=self._links,
+            digests=self._digests,
         )
 
     # ------------------------------------------------------------------------------ events
@@ -310,8 +321,24 @@ class Projection:
                 else:
                     self._w_links().pop(identity, None)
                 return []
+            case CreationNoted() | DigestDrained():
+                self._apply_digest(event)
+                return []
             case _:
                 assert_never(event)
+
+    def _apply_digest(self, event: CreationNoted | DigestDrained) -> None:
+        identity = SessionIdentity(event.session_key, event.agent_id)
+        state = digest.evolve(self._digests.get(identity), event)
+        if state is not None:
+            self._w_digests()[identity] = state
+        elif identity in self._digests:
+            del self._w_digests()[identity]
+
+    def _drop_digest(self, identity: SessionIdentity) -> None:
+        """A reset or deleted main session loses its digest (ADR-0047)."""
+        if identity in self._digests:
+            del self._w_digests()[identity]
 
     def _apply_signal(self, event: SignalRecorded) -> list[CursorFact]:
         identity = SessionIdentity(event.session_key, event.agent_id)
@@ -351,7 +378,10 @@ class Projection:
                 self._own_logs.discard(identity)
                 if identity in self._links:  # the link goes with the session
                     del self._w_links()[identity]
-            case SessionUpserted() | SessionReset() | SessionMetaUpdated():
+                self._drop_digest(identity)
+            case SessionReset():
+                self._drop_digest(identity)
+            case SessionUpserted() | SessionMetaUpdated():
                 return  # the session state above is all they change
             case _:
                 assert_never(event)
@@ -369,7 +399,7 @@ class Projection:
         self._own_logs.add(identity)
 
     def _restart_from(self, event: SignalsPruned) -> None:
-        """Replay a prune: apply its cut-offs to the log; restart sessions, cursors and links from it.
+        """Replay a prune: apply its cut-offs to the log; restart sessions, cursors, links, digests from it.
 
         The events that built those sessions, cursors and links may have been deleted since (ADR-0008).
         """
@@ -392,7 +422,8 @@ class Projection:
         self._sessions = {s.identity: s for s in event.sessions}
         self._cursors = cursors
         self._links = {link.identity: link for link in event.links}
-        self._owned = {"sessions", "signals", "dedupe", "links"}
+        self._digests = {d.identity: d for d in event.digests}
+        self._owned = {"sessions", "signals", "dedupe", "links", "digests"}
         self._own_logs = set()
 
 

@@ -39,7 +39,10 @@ class PruneOutcome:
 
 
 def prune(model: ReadModel, cutoffs: PruneCutoffs) -> PruneOutcome:
-    """Apply `cutoffs`: remove signals, stamp each affected session's watermark, expire cursors."""
+    """Apply `cutoffs`: remove signals, stamp each affected session's watermark, expire cursors.
+
+    Creation digests are bounded by their own fold and are not pruned: the checkpoint carries them.
+    """
     removed: list[SignalRecorded] = []
     signals: dict[SessionIdentity, tuple[SignalRecorded, ...]] = {}
     sessions: dict[SessionIdentity, SessionState] = dict(model.sessions)
@@ -65,12 +68,13 @@ def prune(model: ReadModel, cutoffs: PruneCutoffs) -> PruneOutcome:
         for target, by_watcher in model.cursors.items()
         if (kept_cursors := {w: c for w, c in by_watcher.items() if not cutoffs.expires(c)})
     }
-    pruned = ReadModel(sessions, signals, dedupe, cursors, model.links)
+    pruned = ReadModel(sessions, signals, dedupe, cursors, model.links, model.digests)
     event = SignalsPruned(
         cutoffs=cutoffs,
         sessions=tuple(sorted(pruned.sessions.values(), key=lambda s: s.identity)),
         cursors=tuple(pruned.all_cursors()),
         links=tuple(pruned.links[identity] for identity in sorted(pruned.links)),
+        digests=tuple(pruned.digests[identity] for identity in sorted(pruned.digests)),
     )
     removed.sort(key=lambda s: s.sequence)
     return PruneOutcome(pruned, tuple(removed), expired, tuple(sorted(stamped)), event)

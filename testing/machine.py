@@ -96,6 +96,7 @@ _KIND_SUMMARIES = {
     SignalKind.RUN_FAILED: "child run failed",
     SignalKind.COMPACTED: "session compacted",
     SignalKind.ADOPTED: "session adopted",
+    SignalKind.CREATED: "session created",
 }
 
 
@@ -126,6 +127,9 @@ class SessionWatchMachine(RuleBasedStateMachine):
     """The wake coalescing window (seconds) of the store under test: set it, and open the store
     with `wake_coalesce=self.wake_coalesce` in `open_watch`, to check that a watcher is woken at
     most once per window and that a trailing wake follows at the first call after its end."""
+    notify_on_create: ClassVar[bool] = False
+    """Whether the store under test lists reported creations on the main session's digest: set
+    True, and open it with `notify_on_create=True` in `open_watch`, to check that setting."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -133,7 +137,9 @@ class SessionWatchMachine(RuleBasedStateMachine):
         self.clock = FakeClock()
         self.waker = RecordingWaker()
         self.model = NoticeModel(
-            notify_terminal_runs=self.notify_terminal_runs, wake_coalesce=self.wake_coalesce
+            notify_terminal_runs=self.notify_terminal_runs,
+            wake_coalesce=self.wake_coalesce,
+            notify_on_create=self.notify_on_create,
         )
         self.last_sequence = 0
         try:
@@ -155,6 +161,7 @@ class SessionWatchMachine(RuleBasedStateMachine):
             waker=waker,
             notify_terminal_runs=self.notify_terminal_runs,
             wake_coalesce=self.wake_coalesce,
+            notify_on_create=self.notify_on_create,
         )
 
     def teardown(self) -> None:
@@ -227,6 +234,14 @@ class SessionWatchMachine(RuleBasedStateMachine):
         for call in calls:
             _require(call[1] in reasons, f"{what}: wake {call} for none of {sorted(reasons)}")
 
+    def _expect_digest(self, watcher: str, digests: list[Notice]) -> None:
+        """The digest notices given to `watcher` are exactly the model's one, with its exact text."""
+        expected = self.model.digest_text(identity_of_watcher(watcher))
+        got = [(n.last_seen, n.text) for n in digests]
+        _expect(got, [] if expected is None else [expected], f"creation digest of {watcher}")
+        for notice in digests:
+            _expect((notice.target, notice.digest), (watcher, "session_creations"), "digest notice target")
+
     def _expect_follow_up_wakes(self, watcher: str, follow_ups: Iterable[Identity]) -> None:
         owed = [(watcher, wake_reason(k)) for k, a in follow_ups if self.model.owes_wake((watcher, k, a))]
         if self.model.wakes is not None:
@@ -273,6 +288,35 @@ class SessionWatchMachine(RuleBasedStateMachine):
             raise AssertionError(f"a child_spawned with watchers {watchers} other than its requester")
         _expect(self.stored(), before, "cursors after a refused spawn")
         return True
+
+    @rule(
+        session=st.sampled_from(_IDENTITIES),
+        actor=st.sampled_from(_MACHINE_ACTORS),
+        session_id=st.sampled_from((None, "s-1", "s-2")),
+        internal=st.booleans(),
+    )
+    def record_session_created(
+        self, session: Identity, actor: Actor, session_id: str | None, internal: bool
+    ) -> None:
+        """A reported creation: log-only, it wakes nobody; maybe listed on the main session's digest."""
+        key, agent = session
+        before = self.stored()
+        self.waker.take()
+        signal = self.watch.record_session_created(
+            key, actor=actor, session_id=session_id, agent_id=agent, internal=internal
+        )
+        _require(signal is not None, f"a creation of {session} was not recorded")
+        assert signal is not None  # noqa: S101 - for the type checker; _require raised otherwise
+        dedupe = f"created:{agent}:{key}:{session_id or ''}"
+        _expect(signal.dedupe_key, dedupe, "the dedupe key of a created signal")
+        if dedupe in self.model.created:
+            _require(signal.sequence <= self.last_sequence, "a repeated creation answers with its signal")
+        else:
+            _require(signal.sequence > self.last_sequence, "a creation takes the next sequence")
+            self.last_sequence = signal.sequence
+            self.model.create(session, signal.sequence, actor, dedupe=dedupe, internal=internal)
+        _expect(self.stored(), before, "cursors after a created signal")
+        _expect(self.waker.take(), [], "wakes after a created signal")
 
     @rule(
         session=st.sampled_from(_TARGETS),
@@ -355,7 +399,10 @@ class SessionWatchMachine(RuleBasedStateMachine):
         """`drain` returns exactly the pending notices and acknowledges them."""
         expected = self.model.pending(watcher)
         self.waker.take()
-        drained = self.watch.drain(watcher)
+        everything = self.watch.drain(watcher)
+        drained = [n for n in everything if n.digest is None]
+        self._expect_digest(watcher, [n for n in everything if n.digest is not None])
+        self.model.drain_digest(identity_of_watcher(watcher))
         got = {(n.target, n.target_agent_id): n.last_seen for n in drained}
         _expect(got, expected, f"notices drained by {watcher}")
         _expect(len(drained), len(expected), f"number of notices drained by {watcher}")
@@ -377,10 +424,12 @@ class SessionWatchMachine(RuleBasedStateMachine):
             self._record(interleaved, SignalKind.HUMAN_DIRECT_MESSAGE, Actor.human(), ())
         self.waker.take()
         self.watch.acknowledge(watcher, chosen)
+        for digest in (n for n in chosen if n.digest is not None):  # through the sequence it showed
+            self.model.drain_digest(identity_of_watcher(watcher), digest.last_seen)
         follow_ups = [
             (n.target, n.target_agent_id)
             for n in chosen
-            if self.model.acknowledge((watcher, n.target, n.target_agent_id))
+            if n.digest is None and self.model.acknowledge((watcher, n.target, n.target_agent_id))
         ]
         self._expect_follow_up_wakes(watcher, follow_ups)
 
@@ -390,6 +439,7 @@ class SessionWatchMachine(RuleBasedStateMachine):
         key, agent = identity
         self.watch.reset_session(key, agent_id=agent)
         self.model.drop_held_by(identity)
+        self.model.forget(identity, deleted=False)
 
     @rule(identity=st.sampled_from(_IDENTITIES))
     def delete(self, identity: Identity) -> None:
@@ -397,6 +447,7 @@ class SessionWatchMachine(RuleBasedStateMachine):
         key, agent = identity
         self.watch.delete_session(key, agent_id=agent)
         self.model.drop_held_by(identity)
+        self.model.forget(identity, deleted=True)
         self.model.drop_targeting(identity)
         self.model.heads.pop(identity, None)
         self.model.known.discard(identity)
@@ -485,7 +536,9 @@ class SessionWatchMachine(RuleBasedStateMachine):
     def one_notice_per_stale_pair_with_the_exact_text(self) -> None:
         """At most one pending notice per (watcher, target), with the byte-stable text."""
         for watcher in {*_HOLDER_KEYS, *(w for w, _, _ in self.model.cursors)}:
-            notices = self.watch.pending_notices(watcher)
+            everything = self.watch.pending_notices(watcher)
+            notices = [n for n in everything if n.digest is None]
+            self._expect_digest(watcher, [n for n in everything if n.digest is not None])
             targets = [(n.target, n.target_agent_id) for n in notices]
             _expect(len(set(targets)), len(targets), f"distinct targets among {watcher}'s notices")
             got = dict(zip(targets, (n.last_seen for n in notices), strict=True))

@@ -24,6 +24,11 @@ TERMINAL_RUN_KINDS = frozenset({"run_completed", "run_failed"})
 """A run's end: it notifies too on a store opened with `notify_terminal_runs=True`, never an ambient cursor
 unless the producer names its watcher."""
 
+DIGEST_LIMIT = 8192
+"""The most characters a main session's creation digest holds, its header line included."""
+DIGEST_HEADER = "Recent session creations (bounded summary; older entries may be omitted):"
+"""The first line of a creation digest."""
+
 _QUALIFIED_PARTS = 3  # agent, id, rest
 
 
@@ -102,11 +107,23 @@ class NoticeModel:
     domain functions.
     """
 
-    def __init__(self, *, notify_terminal_runs: bool = False, wake_coalesce: float = 0.0) -> None:
+    def __init__(
+        self,
+        *,
+        notify_terminal_runs: bool = False,
+        wake_coalesce: float = 0.0,
+        notify_on_create: bool = False,
+    ) -> None:
         self.notifying = NOTIFYING_KINDS | TERMINAL_RUN_KINDS if notify_terminal_runs else NOTIFYING_KINDS
         """The kinds that notify on the store under test."""
         self.wakes = WakeWindows(wake_coalesce) if wake_coalesce else None
         """The coalesced wakes of a store opened with `wake_coalesce`; None: every wake at once."""
+        self.notify_on_create = notify_on_create
+        """Whether a reported creation is listed on its agent's main session's digest."""
+        self.digests: dict[Identity, list[tuple[int, str]]] = {}
+        """Each main session's pending creation digest: (sequence, created key), oldest first."""
+        self.created: dict[str, Identity] = {}
+        """The dedupe keys of the retained `created` signals, with their session."""
         self.cursors: dict[Pair, Positions] = {}
         self.ambient: set[Pair] = set()
         """The cursors that are ambient (queue-only); every other cursor is explicit."""
@@ -173,6 +190,43 @@ class NoticeModel:
                 notified = sequence
             self.cursors[(watcher, key, agent)] = (last_seen, notified, sequence)  # M always moves
         return opened
+
+    def create(self, target: Identity, sequence: int, actor: Actor, *, dedupe: str, internal: bool) -> None:
+        """Apply a reported creation recorded now: its signal, and its digest entry when one is owed."""
+        self.record(target, sequence, SignalKind.CREATED, actor, ())
+        self.created[dedupe] = target
+        key, agent = target
+        main = (f"agent:{agent}:main", agent)
+        if not self.notify_on_create or internal or key.strip() == main[0]:
+            return
+        entries = [entry for entry in self.digests.get(main, []) if entry[1] != key]
+        entries.append((sequence, key))
+        while entries and len("\n".join([DIGEST_HEADER, *(k for _, k in entries)])) > DIGEST_LIMIT:
+            entries.pop(0)  # the oldest go first
+        self.digests[main] = entries
+
+    def digest_text(self, identity: Identity | None) -> tuple[int, str] | None:
+        """The main session's pending digest as (newest sequence, text), or None."""
+        entries = self.digests.get(identity) if identity is not None else None
+        if not entries:
+            return None
+        return max(q for q, _ in entries), "\n".join([DIGEST_HEADER, *(k for _, k in entries)])
+
+    def drain_digest(self, identity: Identity | None, through: int | None = None) -> None:
+        """Acknowledge the digest's entries up to `through` (None: all of them)."""
+        if identity is None or identity not in self.digests:
+            return
+        kept = [e for e in self.digests[identity] if through is not None and e[0] > through]
+        if kept:
+            self.digests[identity] = kept
+        else:
+            del self.digests[identity]
+
+    def forget(self, identity: Identity, *, deleted: bool) -> None:
+        """A reset clears the session's digest; a deletion also forgets its `created` dedupe keys."""
+        self.digests.pop(identity, None)
+        if deleted:
+            self.created = {k: v for k, v in self.created.items() if v != identity}
 
     def acknowledge(self, pair: Pair) -> bool:
         """Acknowledge: `L := N`, then `N := M` when `M > N`; True when a follow-up is pending."""

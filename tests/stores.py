@@ -133,6 +133,7 @@ _RESET = (
             "sw_signals",
             "sw_cursors",
             "sw_upstream_links",
+            "sw_digests",
         )
     ),
     "ALTER SEQUENCE stored_events_notification_id_seq RESTART",

@@ -137,6 +137,8 @@ class Core:
     """The rest of each agent's main session key: `agent:<agentId>:<main_key>` (ADR-0049)."""
     coalescer: WakeCoalescer | None = None
     """Wake coalescing (ADR-0046); None: every wake goes out at once."""
+    notify_on_create: bool = False
+    """Whether a `created` signal is noted on its main session's creation digest (ADR-0047)."""
     closed: bool = False
 
     @classmethod
@@ -151,6 +153,7 @@ class Core:
         notify_terminal_runs: bool = False,
         main_key: str = DEFAULT_MAIN_KEY,
         wake_coalesce: float = 0.0,
+        notify_on_create: bool = False,
     ) -> Core:
         """A core over `store`; the prune throttle counts from the last prune, else from now.
 
@@ -160,6 +163,7 @@ class Core:
         each agent's main session, `agent:<agentId>:<main_key>` (checked: `InvalidQuery` naming it).
         `wake_coalesce` (in seconds, checked here too) wakes a watcher at most once per window, a
         trailing wake covering the rest; 0 sends every wake at once.
+        `notify_on_create` notes each created session on its main session's digest (ADR-0047).
         """
         main_key = check_main_key(main_key)
         window = check_wake_coalesce(wake_coalesce)
@@ -184,6 +188,7 @@ class Core:
             notice_links=check_notice_links(notice_links),
             notifying=notifying,
             main_key=main_key,
+            notify_on_create=notify_on_create,
         )
         if window and waker is not None:  # without a waker there is nothing to coalesce
             core.coalescer = WakeCoalescer(

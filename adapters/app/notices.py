@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from sessionwatch.adapters.app.checks import query_cursor_key, query_key
 from sessionwatch.adapters.app.core import Core, Done, Work, done, wakes_of
+from sessionwatch.adapters.app.digests import acknowledged_digest, drain_digest_in, pending_digest
 from sessionwatch.adapters.stores.port import WriteTransaction
 from sessionwatch.domain import watch_cursor
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal
@@ -131,28 +132,37 @@ def _cursors_by_target(core: Core, watcher_key: object) -> list[CursorState]:
 
 
 def pending_notices(core: Core, watcher_key: object) -> list[Notice]:
-    """The watcher's pending notices, one per stale target, without acknowledging them."""
+    """The watcher's pending notices, one per stale target, without acknowledging them.
+
+    A main session's creation digest, when one is pending, comes last.
+    """
     watcher = query_key(watcher_key, "watcher_key")
-    return [
-        Notice.from_state(c, core.notice_links) for c in core.store.cursors_of(watcher, pending_only=True)
-    ]
+    cursors = core.store.cursors_of(watcher, pending_only=True)
+    return [*(Notice.from_state(c, core.notice_links) for c in cursors), *pending_digest(core, watcher)]
 
 
-def drain(core: Core, watcher_key: object) -> Work[tuple[list[CursorState], list[CursorState]], list[Notice]]:
-    """Return the pending notices and acknowledge each; a follow-up where more arrived."""
+Drained = tuple[list[CursorState], list[CursorState], list[Notice]]
+"""What a drain read: the pending cursors, those left with a follow-up, and the digest drained."""
+
+
+def drain(core: Core, watcher_key: object) -> Work[Drained, list[Notice]]:
+    """Return the pending notices and acknowledge each; a follow-up where more arrived.
+
+    A main session's creation digest comes last, and is drained with them.
+    """
     watcher = query_key(watcher_key, "watcher_key")
 
-    def run(tx: WriteTransaction) -> tuple[list[CursorState], list[CursorState]]:
+    def run(tx: WriteTransaction) -> Drained:
         pending = tx.cursors_of(watcher, pending_only=True)
-        return pending, acknowledge_in(tx, pending, core.now_ms())
+        return pending, acknowledge_in(tx, pending, core.now_ms()), drain_digest_in(tx, watcher)
 
-    def finish(outcome: tuple[list[CursorState], list[CursorState]]) -> Done[list[Notice]]:
-        pending, follow_ups = outcome
+    def finish(outcome: Drained) -> Done[list[Notice]]:
+        pending, follow_ups, digests = outcome
         return Done(
-            [Notice.from_state(c, core.notice_links) for c in pending],
+            [*(Notice.from_state(c, core.notice_links) for c in pending), *digests],
             wakes_of(follow_ups),
             opened=len(follow_ups),
-            acknowledged=len(pending),
+            acknowledged=len(pending) + len(digests),
         )
 
     return Work(run, finish, "sessionwatch.drain")
@@ -163,7 +173,8 @@ def acknowledge(
 ) -> Work[tuple[int, list[CursorState]], None]:
     """Two-phase alternative to `drain`: acknowledge the notices read with `pending_notices`.
 
-    A `Notice` names its target exactly; a key names every target with that key.
+    A `Notice` names its target exactly; a key names every target with that key. The watcher's
+    own key, or its digest notice, names its creation digest (a notice through its `last_seen`).
     """
     watcher = query_key(watcher_key, "watcher_key")
     if isinstance(targets, str | bytes | Mapping) or not isinstance(targets, Iterable):
@@ -173,6 +184,7 @@ def acknowledge(
         raise InvalidQuery("targets", "each target must be a session key or a Notice")
     exact = {(t.target, t.target_agent_id) for t in chosen_targets if isinstance(t, Notice)}
     by_key = {query_key(t, "targets") for t in chosen_targets if isinstance(t, str)}
+    named_digest, through = acknowledged_digest(watcher, chosen_targets)
 
     def run(tx: WriteTransaction) -> tuple[int, list[CursorState]]:
         chosen = [
@@ -180,7 +192,8 @@ def acknowledge(
             for c in tx.cursors_of(watcher, pending_only=True)
             if (c.target_key, c.target_agent_id) in exact or c.target_key in by_key
         ]
-        return len(chosen), acknowledge_in(tx, chosen, core.now_ms())
+        digests = drain_digest_in(tx, watcher, through=through) if named_digest else []
+        return len(chosen) + len(digests), acknowledge_in(tx, chosen, core.now_ms())
 
     def finish(outcome: tuple[int, list[CursorState]]) -> Done[None]:
         acknowledged, follow_ups = outcome

@@ -87,12 +87,12 @@ def _held_by(tx: WriteTransaction, identity: SessionIdentity) -> list[CursorStat
 
 
 def reset_session(core: Core, key: object, *, agent_id: object = None) -> Work[None, None]:
-    """Reset a session: the cursors it holds as watcher go, its history stays."""
+    """Reset a session: the cursors it holds as watcher and its creation digest go, its history stays."""
     del core
     identity = resolve_identity(key, agent_id)
 
     def run(tx: WriteTransaction) -> None:
-        holds = bool(_held_by(tx, identity))
+        holds = bool(_held_by(tx, identity)) or tx.digest(identity) is not None  # its digest goes too
         apply(tx, identity, ResetSession(**_fields(identity), holds_cursors=holds))
 
     return Work(run, done)
@@ -105,6 +105,7 @@ def delete_session(core: Core, key: object, *, agent_id: object = None) -> Work[
 
     def run(tx: WriteTransaction) -> None:
         involved = bool(_held_by(tx, identity)) or tx.has_cursor_on(identity)
+        involved = involved or tx.digest(identity) is not None  # its creation digest goes too
         apply(tx, identity, DeleteSession(**_fields(identity), has_cursors=involved))
 
     return Work(run, done)

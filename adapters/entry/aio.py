@@ -20,7 +20,15 @@ from typing import Literal, Self
 
 from pydantic import JsonValue
 
-from sessionwatch.adapters.app import maintenance, notices, queries, recording, registry, upstream
+from sessionwatch.adapters.app import (
+    creations,
+    maintenance,
+    notices,
+    queries,
+    recording,
+    registry,
+    upstream,
+)
 from sessionwatch.adapters.app.core import CLOSED, Core, wakes_from_elsewhere
 from sessionwatch.adapters.app.loop_scheduler import LoopScheduler
 from sessionwatch.adapters.app.recording import SignalInput
@@ -97,6 +105,7 @@ class AsyncSessionWatch:
         notify_terminal_runs: bool = False,
         main_key: str = DEFAULT_MAIN_KEY,
         wake_coalesce: float = 0.0,
+        notify_on_create: bool = False,
     ) -> None:
         loop = OPENING_FOR.get() or asyncio.get_running_loop()
         self._core = Core.build(
@@ -106,6 +115,7 @@ class AsyncSessionWatch:
             retention=retention,
             notice_links=notice_links,
             notify_terminal_runs=notify_terminal_runs,
+            notify_on_create=notify_on_create,
             main_key=main_key,
             wake_coalesce=wake_coalesce,
         )
@@ -403,6 +413,25 @@ class AsyncSessionWatch:
             key,
             SignalKind.ADOPTED,
             lambda: recording.adopted(self._core, key, agent_id=agent_id),
+        )
+
+    async def record_session_created(
+        self,
+        key: str,
+        *,
+        actor: Actor,
+        session_id: str | None = None,
+        agent_id: str | None = None,
+        internal: bool = False,
+    ) -> Signal | None:
+        """A session was created (log only); with `notify_on_create`, noted on its main session's digest."""
+        return await recording.best_effort_async(
+            self._scheduler,
+            key,
+            SignalKind.CREATED,
+            lambda: creations.session_created(
+                self._core, key, actor=actor, session_id=session_id, agent_id=agent_id, internal=internal
+            ),
         )
 
     # -------------------------------------------------------------------------------- watching

@@ -29,6 +29,7 @@ async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
     notify_terminal_runs: bool = False,
     main_key: str = DEFAULT_MAIN_KEY,
     wake_coalesce: float = 0.0,
+    notify_on_create: bool = False,
 ) -> AsyncSessionWatch:
     """Open sessionwatch on the store `url` names, for the running loop (the store opens off the loop).
 
@@ -46,6 +47,7 @@ async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
         retention=retention,
         notice_links=notice_links,
         notify_terminal_runs=notify_terminal_runs,
+        notify_on_create=notify_on_create,
         main_key=main_key,
         wake_coalesce=wake_coalesce,
     )

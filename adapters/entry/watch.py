@@ -17,7 +17,15 @@ from typing import Literal, Self
 
 from pydantic import JsonValue
 
-from sessionwatch.adapters.app import maintenance, notices, queries, recording, registry, upstream
+from sessionwatch.adapters.app import (
+    creations,
+    maintenance,
+    notices,
+    queries,
+    recording,
+    registry,
+    upstream,
+)
 from sessionwatch.adapters.app.core import Core, check_main_key, is_async_waker, wake_from_elsewhere
 from sessionwatch.adapters.app.recording import SignalInput
 from sessionwatch.adapters.app.reports import (
@@ -76,6 +84,7 @@ class SessionWatch:
         notify_terminal_runs: bool = False,
         main_key: str = DEFAULT_MAIN_KEY,
         wake_coalesce: float = 0.0,
+        notify_on_create: bool = False,
     ) -> None:
         if is_async_waker(waker):
             raise InvalidQuery("waker", "is async: its wakes need an event loop, use sessionwatch.aio.open()")
@@ -86,6 +95,7 @@ class SessionWatch:
             retention=retention,
             notice_links=notice_links,
             notify_terminal_runs=notify_terminal_runs,
+            notify_on_create=notify_on_create,
             main_key=main_key,
             wake_coalesce=wake_coalesce,
         )
@@ -352,6 +362,25 @@ class SessionWatch:
             lambda: recording.adopted(self._core, key, agent_id=agent_id),
         )
 
+    def record_session_created(
+        self,
+        key: str,
+        *,
+        actor: Actor,
+        session_id: str | None = None,
+        agent_id: str | None = None,
+        internal: bool = False,
+    ) -> Signal | None:
+        """A session was created (log only); with `notify_on_create`, noted on its main session's digest."""
+        return recording.best_effort(
+            self._scheduler,
+            key,
+            SignalKind.CREATED,
+            lambda: creations.session_created(
+                self._core, key, actor=actor, session_id=session_id, agent_id=agent_id, internal=internal
+            ),
+        )
+
     # -------------------------------------------------------------------------------- watching
 
     def watch(
@@ -556,6 +585,7 @@ def open_watch(
     notify_terminal_runs: bool = False,
     main_key: str = DEFAULT_MAIN_KEY,
     wake_coalesce: float = 0.0,
+    notify_on_create: bool = False,
 ) -> SessionWatch:
     """Open sessionwatch on the store `url` names (`None`: `$SESSIONWATCH_URL` or `./sessionwatch.db`).
 
@@ -567,6 +597,8 @@ def open_watch(
     session that watches its agent's group sessions ambiently once a human spoke in them.
     `wake_coalesce` (seconds, default 0: off) wakes each watcher at most once per that window: the
     notices opening for it meanwhile get one trailing wake at the window's end, if one is still pending.
+    `notify_on_create=True` notes each `created` session on its main session's creation digest, a
+    notice its next `drain` returns.
     """
     check_notice_links(notice_links)  # a malformed template opens no store
     check_main_key(main_key)
@@ -581,6 +613,7 @@ def open_watch(
             cross_process_wakes=cross_process_wakes,
             notice_links=notice_links,
             notify_terminal_runs=notify_terminal_runs,
+            notify_on_create=notify_on_create,
             main_key=main_key,
             wake_coalesce=wake_coalesce,
         )

@@ -23,9 +23,11 @@ from sessionwatch.adapters.stores.mapper import (
     UnknownStoredEvent,
     cursor_stream_id,
     decode_body,
+    digest_stream_id,
     link_stream_id,
     session_stream_id,
 )
+from sessionwatch.domain.digest import CreationNoted, DigestDrained
 from sessionwatch.domain.errors import InvalidSignal
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
@@ -78,6 +80,8 @@ def _expected_stream(event: DomainEvent) -> UUID:
             return link_stream_id(SessionIdentity(event.session_key, event.agent_id))
         case NoticesSwept() | SignalsPruned():
             return STORE_STREAM_ID
+        case CreationNoted() | DigestDrained():
+            return digest_stream_id(SessionIdentity(event.session_key, event.agent_id))
         case _:
             assert_never(event)
 
@@ -91,11 +95,16 @@ def _highest_sequence(event: DomainEvent) -> int:
             return event.head
         case NoticeAcknowledged():
             return max(event.last_seen, event.notified)
+        case CreationNoted():
+            return event.sequence
+        case DigestDrained():
+            return event.through
         case SignalsPruned():
             return max(
                 event.cutoffs.through_sequence,
                 *(max(s.head, s.pruned_through) for s in event.sessions),
                 *(c.material for c in event.cursors),
+                *(d.newest for d in event.digests),
                 0,
             )
         case (

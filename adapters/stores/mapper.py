@@ -14,6 +14,7 @@ from uuid import UUID, uuid5
 import orjson
 from eventsourcing.persistence import ApplicationRecorder, StoredEvent
 
+from sessionwatch.domain.digest import CreationNoted, DigestDrained
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.retention import SignalsPruned
@@ -54,6 +55,8 @@ EVENT_TYPES: Final[dict[str, type[DomainEvent]]] = {
         UpstreamLinked,
         UpstreamMarkerAdvanced,
         UpstreamUnlinked,
+        CreationNoted,
+        DigestDrained,
     )
 }
 """The stored-name registry: the only way a stored topic becomes a class."""
@@ -73,6 +76,8 @@ UPCASTERS: Final[dict[str, tuple[str, Callable[[Body], Body]]]] = {
         "store.pruned.v4",
         lambda body: {**body, "cursors": [{**c, "provenance": "explicit"} for c in body["cursors"]]},
     ),
+    # v4 checkpoints predate the creation digest, so no main session had one (ADR-0047).
+    "store.pruned.v4": ("store.pruned.v5", lambda body: {**body, "digests": []}),
     "cursor.watch_registered.v1": (
         "cursor.watch_registered.v2",
         lambda body: {**body, "provenance": "explicit"},
@@ -80,7 +85,13 @@ UPCASTERS: Final[dict[str, tuple[str, Callable[[Body], Body]]]] = {
 }
 """Older stored names: the name they are read as now and how their body becomes that shape."""
 
-CHECKPOINT_TOPICS: Final = ("store.pruned.v1", "store.pruned.v2", "store.pruned.v3", "store.pruned.v4")
+CHECKPOINT_TOPICS: Final = (
+    "store.pruned.v1",
+    "store.pruned.v2",
+    "store.pruned.v3",
+    "store.pruned.v4",
+    "store.pruned.v5",
+)
 """The stored names of prune checkpoints, old and current (compaction keeps none but the newest)."""
 
 
@@ -104,6 +115,12 @@ def cursor_stream_id(key: CursorKey) -> UUID:
 def link_stream_id(identity: SessionIdentity) -> UUID:
     """The UpstreamLink stream's id: a UUIDv5 of the adopted session's identity."""
     return uuid5(STREAM_NAMESPACE, f"upstream\x1f{identity.agent_id}\x1f{identity.session_key}")
+
+
+@functools.lru_cache(maxsize=4096)
+def digest_stream_id(identity: SessionIdentity) -> UUID:
+    """The Digest stream's id: a UUIDv5 of the main session's identity (ADR-0047)."""
+    return uuid5(STREAM_NAMESPACE, f"digest\x1f{identity.agent_id}\x1f{identity.session_key}")
 
 
 STORE_STREAM_ID: Final = uuid5(STREAM_NAMESPACE, "store")

@@ -23,6 +23,7 @@ from sessionwatch.adapters.stores.mapper import (
     STORE_STREAM_ID,
     cursor_stream_id,
     decode,
+    digest_stream_id,
     link_stream_id,
     replay,
     session_stream_id,
@@ -36,6 +37,7 @@ from sessionwatch.adapters.stores.port import (
     SweepCounts,
 )
 from sessionwatch.domain import session
+from sessionwatch.domain.digest import DigestEvent, DigestState
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.retention import Retention, compaction_due
@@ -257,6 +259,15 @@ class _MemoryWrite:
             self._store_event(stream, event)
             self.model = evolve_read_model(self.model, event)
 
+    def digest(self, identity: SessionIdentity) -> DigestState | None:
+        return self.model.digests.get(identity)
+
+    def append_digest(self, identity: SessionIdentity, events: Sequence[DigestEvent]) -> None:
+        stream = digest_stream_id(identity)
+        for event in events:
+            self._store_event(stream, event)
+            self.model = evolve_read_model(self.model, event)
+
     def prune(self, now_ms: int, policy: Retention, archive: JsonlArchive | None) -> PruneCounts:
         outcome = prune(self.model, plan_prune(self.model, now_ms, policy))
         archived = 0
@@ -428,6 +439,10 @@ class MemorySignalStore:
     def upstream_link(self, identity: SessionIdentity) -> UpstreamLinkState | None:
         """The identity's upstream link, a tombstone included."""
         return self.model.links.get(identity)
+
+    def digest(self, identity: SessionIdentity) -> DigestState | None:
+        """The main session's pending creation digest."""
+        return self.model.digests.get(identity)
 
     def upstream_links(self, *, watched_only: bool) -> list[UpstreamLinkState]:
         """Every active link, only cursor targets when `watched_only`."""

@@ -13,6 +13,7 @@ from typing import Protocol, TypeAlias, runtime_checkable
 from uuid import UUID
 
 from sessionwatch.adapters.stores.archive import JsonlArchive
+from sessionwatch.domain.digest import DigestEvent, DigestState
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.retention import PruneCutoffs, Retention
@@ -36,7 +37,7 @@ class StoreNotEmptyError(ValueError):
 class HistoryTail:
     """What a bulk load writes once its events are in: read models, counter, stream versions, last prune.
 
-    `model` gives the sessions, cursors and upstream links (its signals and dedupe index are not
+    `model` gives the sessions, cursors, upstream links and digests (its signals and dedupe index are not
     read: the retained signals follow from the loaded events themselves).
     """
 
@@ -192,6 +193,14 @@ class WriteTransaction(Protocol):
         """Store the events on the identity's UpstreamLink stream and apply them to the link view."""
         ...
 
+    def digest(self, identity: SessionIdentity) -> DigestState | None:
+        """The main session's pending creation digest as of this transaction (ADR-0047)."""
+        ...
+
+    def append_digest(self, identity: SessionIdentity, events: Sequence[DigestEvent]) -> None:
+        """Store the events on the main session's Digest stream and apply them to the digest view."""
+        ...
+
 
 class SignalStore(Protocol):
     """An event store and the read models projected from it."""
@@ -228,6 +237,10 @@ class SignalStore(Protocol):
 
     def upstream_links(self, *, watched_only: bool) -> list[UpstreamLinkState]:
         """Every active upstream link (only targets of a cursor when `watched_only`), by identity."""
+        ...
+
+    def digest(self, identity: SessionIdentity) -> DigestState | None:
+        """The main session's pending creation digest, or None (ADR-0047)."""
         ...
 
     def last_prune_ms(self) -> int | None:

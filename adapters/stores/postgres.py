@@ -37,6 +37,7 @@ from sessionwatch.adapters.stores.sql.migrate import migrate
 from sessionwatch.adapters.stores.sql.postgres_dialect import PostgresDialect, cursor, cursors_of, one
 from sessionwatch.adapters.stores.sql.write import SqlWrite
 from sessionwatch.adapters.stores.urls import InvalidStoreUrl, PostgresUrl
+from sessionwatch.domain.digest import DigestState
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.session import (
@@ -377,6 +378,16 @@ class PostgresSignalStore:
     def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
         """The watcher's cursors, ordered by target."""
         return self._read(lambda c: cursors_of(c, watcher, pending_only=pending_only))
+
+    def digest(self, identity: SessionIdentity) -> DigestState | None:
+        """The main session's creation digest row."""
+
+        def query(c: Cursor) -> DigestState | None:
+            c.execute(sql.SELECT_DIGEST, identity)
+            row = c.fetchone()
+            return sql_rows.digest_state(row) if row is not None else None
+
+        return self._read(query)
 
     def upstream_link(self, identity: SessionIdentity) -> UpstreamLinkState | None:
         """The identity's link row, a tombstone included."""

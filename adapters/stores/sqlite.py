@@ -31,6 +31,7 @@ from sessionwatch.adapters.stores.sql.queue import WriteCache
 from sessionwatch.adapters.stores.sql.sqlite_dialect import SqliteDialect, cursor, cursors_of
 from sessionwatch.adapters.stores.sql.write import SqlWrite
 from sessionwatch.adapters.stores.sqlite_recorder import SqliteEventRecorder
+from sessionwatch.domain.digest import DigestState
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.session import (
@@ -420,6 +421,13 @@ class SqliteSignalStore:
         """The watcher's cursors, ordered by target."""
         with self._read() as c:
             return cursors_of(c, watcher, pending_only=pending_only)
+
+    def digest(self, identity: SessionIdentity) -> DigestState | None:
+        """The main session's creation digest row."""
+        with self._read() as c:
+            c.execute(sql.SELECT_DIGEST, identity)
+            row = c.fetchone()
+        return sql_rows.digest_state(row) if row is not None else None
 
     def upstream_link(self, identity: SessionIdentity) -> UpstreamLinkState | None:
         """The identity's link row, a tombstone included."""

@@ -229,7 +229,7 @@ def test_an_export_imported_into_any_store_answers_everything_alike_and_exports_
         )
         assert_same_answers(source, target)
         assert export_text(target.store) == exported, "export, import, export gives the same bytes"
-        checkpoint = [orjson.loads(line) for line in exported.splitlines() if "store.pruned.v4" in line][-1]
+        checkpoint = [orjson.loads(line) for line in exported.splitlines() if "store.pruned.v5" in line][-1]
         assert target.store.last_prune_ms() == checkpoint["payload"]["cutoffs"]["at_ms"]
 
         counter = source.store.last_sequence()
@@ -317,7 +317,7 @@ def test_a_version_one_checkpoint_line_imports_through_the_upcaster(
     clock.advance(hours=30)
     goal(source, WORKER)  # and its hourly prune: a checkpoint without links
     lines = export_text(source.store).splitlines(keepends=True)
-    (position,) = [i for i, line in enumerate(lines) if '"type":"store.pruned.v4"' in line]
+    (position,) = [i for i, line in enumerate(lines) if '"type":"store.pruned.v5"' in line]
     checkpoint = orjson.loads(lines[position])
     assert checkpoint["payload"].pop("links") == []
     old = [*lines]

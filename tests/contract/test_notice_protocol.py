@@ -410,6 +410,7 @@ def test_a_strict_spawn_seeds_only_its_requester_and_refuses_other_watchers(
         (SignalKind.RUN_FAILED, {"outcome": "error"}),
         (SignalKind.COMPACTED, None),
         (SignalKind.ADOPTED, None),
+        (SignalKind.CREATED, None),
     ],
 )
 def test_log_only_kinds_create_no_notice(

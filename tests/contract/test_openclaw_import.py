@@ -200,6 +200,23 @@ def test_a_broken_reference_row_writes_nothing(watch: SessionWatch, tmp_path: Pa
     assert watch.store.stored_event_count() == 0
 
 
+def test_a_created_row_is_imported_as_the_created_kind(watch: SessionWatch, tmp_path: Path) -> None:
+    source = build_reference(tmp_path / "created.db")
+    with sqlite3.connect(source) as raw:
+        raw.execute(
+            "UPDATE session_state_events SET kind = 'created', summary = 'session created',"
+            " actor_type = 'system', actor_id = NULL WHERE sequence = 5"
+        )
+    report = import_openclaw(watch.store, source, now_ms=NOW_MS)
+    assert report.signals == len(ROWS) - len(PRUNED)
+    status = watch.session_status(WORKER, changes_since=0)
+    assert status.state_changes is not None
+    assert [(c.sequence, c.kind, c.summary) for c in status.state_changes.events] == [
+        (5, "created", "session created")
+    ]
+    assert_audit_clean(watch)
+
+
 def test_a_missing_or_foreign_file_is_refused(watch: SessionWatch, tmp_path: Path) -> None:
     with pytest.raises(OpenclawImportError, match="no reference database"):
         import_openclaw(watch.store, tmp_path / "absent.db", now_ms=NOW_MS)

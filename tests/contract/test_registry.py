@@ -134,7 +134,7 @@ def test_a_compacting_prune_keeps_the_metadata_in_its_checkpoint(store_url: str,
         watch.record(PARENT, kind="goal_changed", actor=sessionwatch.Actor.system(), summary="goal updated")
         watch.prune(force=True)
         assert meta_events(watch) == []  # compacted away
-        assert "store.pruned.v4" in [e.type for e in watch.store.replay()]
+        assert "store.pruned.v5" in [e.type for e in watch.store.replay()]
         entry = watch.registry_entry(KEY)
         assert entry is not None
         assert (entry.label, entry.archived) == ("kept", True)

@@ -32,6 +32,7 @@ from sessionwatch.adapters.stores.port import HistoryTail, PruneCounts, SignalSt
 from sessionwatch.adapters.stores.postgres import PostgresSignalStore
 from sessionwatch.adapters.stores.sqlite import SqliteSignalStore
 from sessionwatch.adapters.stores.urls import parse_url
+from sessionwatch.domain.digest import DigestEntry, DigestState
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.retention import DAY_MS, Retention, SignalsPruned
@@ -233,14 +234,24 @@ def worlds(
     with_signals: bool = True,
     occurred: st.SearchStrategy[int] = AT_INSTANTS,
 ) -> ReadModel:
-    """Whole read models: sessions, signals (optional), cursors and a few upstream links."""
+    """Whole read models: sessions, signals (optional), cursors, a few upstream links and digests."""
     logs = draw(signal_logs(occurred)) if with_signals else {}
     dedupe = {
         s.dedupe_key: (identity, s.sequence) for identity, log in logs.items() for s in log if s.dedupe_key
     }
     linked = draw(st.lists(st.sampled_from(IDENTITIES), unique=True, max_size=2))
     links = {identity: _link(identity) for identity in linked}
-    return ReadModel(draw(sessions()), logs, dedupe, draw(cursors()), links)
+    noted = draw(st.lists(st.sampled_from(IDENTITIES), unique=True, max_size=2))
+    digests = {identity: _digest(identity) for identity in noted}
+    return ReadModel(draw(sessions()), logs, dedupe, draw(cursors()), links, digests)
+
+
+def _digest(identity: SessionIdentity) -> DigestState:
+    entries = (
+        DigestEntry(sequence=2, key="agent:main:subagent:child"),
+        DigestEntry(sequence=5, key="global"),
+    )
+    return DigestState(session_key=identity.session_key, agent_id=identity.agent_id, entries=entries)
 
 
 def top_position(world: ReadModel) -> int:
@@ -290,6 +301,7 @@ _SQLITE_TABLES = (
     "sw_signals",
     "sw_cursors",
     "sw_upstream_links",
+    "sw_digests",
 )
 
 
@@ -487,7 +499,7 @@ CLEAN_UPS = st.lists(
 
 @settings(max_examples=60)
 @given(world=worlds(), events=CLEAN_UPS)
-def test_reset_and_delete_drop_the_cursors_react_drops(
+def test_reset_and_delete_drop_the_cursors_react_drops_and_the_digest_the_projection_drops(
     tables: Tables, world: ReadModel, events: list[SessionReset | SessionDeleted]
 ) -> None:
     tables.load(world)

@@ -970,6 +970,7 @@ class FullDiskStore(MemorySignalStore):
         ),
         ("compacted", lambda w: w.record_compacted(WORKER, operation_id="op")),
         ("adopted", lambda w: w.record_adopted(WORKER)),
+        ("created", lambda w: w.record_session_created(WORKER, actor=Actor.system())),
     ],
 )
 def test_a_failing_store_never_fails_the_producer_and_is_logged_once(

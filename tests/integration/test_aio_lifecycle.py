@@ -190,6 +190,7 @@ PRODUCERS = {
     "record_run_terminal",
     "record_compacted",
     "record_adopted",
+    "record_session_created",
 }
 """Best effort: on a closed store they log one line and answer None (test_aio_producers.py)."""
 

@@ -1,10 +1,10 @@
 """Producers on the async façade are best effort: they never raise, they log one line and answer None.
 
 Each producer (`record_human_message`, `record_goal_changed`, `record_spawn`, `record_run_terminal`,
-`record_compacted`, `record_adopted`) is called with the arguments that record a signal on a healthy
-store (the control), then on a closed store, with bad input, and on a store whose writes fail
-(tests/probed_store.py). Each failing call answers None and logs one line naming its kind, and a
-store whose write failed goes on recording afterwards.
+`record_compacted`, `record_adopted`, `record_session_created`) is called with the arguments that
+record a signal on a healthy store (the control), then on a closed store, with bad input, and on a
+store whose writes fail (tests/probed_store.py). Each failing call answers None and logs one line
+naming its kind, and a store whose write failed goes on recording afterwards.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 from probed_store import probe_opened_stores
 
 import sessionwatch.aio
-from sessionwatch import Signal
+from sessionwatch import Actor, Signal
 from sessionwatch.aio import AsyncSessionWatch
 
 WATCHER = "agent:main:main"
@@ -48,8 +48,14 @@ PRODUCERS: dict[str, tuple[str, Producer]] = {
     ),
     "record_compacted": ("compacted", lambda w, key: w.record_compacted(key, operation_id="op-1")),
     "record_adopted": ("adopted", lambda w, key: w.record_adopted(key)),
+    "record_session_created": ("created", lambda w, key: w.record_session_created(key, actor=Actor.system())),
 }
-KEYS = {"record_spawn": CHILD, "record_run_terminal": CHILD, "record_adopted": ADOPTED}
+KEYS = {
+    "record_spawn": CHILD,
+    "record_run_terminal": CHILD,
+    "record_adopted": ADOPTED,
+    "record_session_created": CHILD,
+}
 
 
 def key_of(name: str) -> str:

@@ -97,6 +97,7 @@ PRODUCERS: dict[str, Call] = {
     ),
     "record_compacted": lambda w, _: w.record_compacted(TARGET, operation_id="op-1"),
     "record_adopted": lambda w, _: w.record_adopted(TARGET),
+    "record_session_created": lambda w, _: w.record_session_created(CHILD, actor=Actor.system()),
 }
 """Best effort: after close each answers None and logs one line."""
 

@@ -12,6 +12,7 @@ import pytest
 
 import sessionwatch
 from sessionwatch import Actor
+from sessionwatch.adapters.stores.sql import sqlite_schema
 from sessionwatch.adapters.stores.sqlite import SqliteSignalStore
 from sessionwatch.testing import FakeClock
 
@@ -142,6 +143,8 @@ def test_a_version_2_store_is_migrated_to_a_partial_dedupe_index_and_a_counter_f
         old.execute("CREATE INDEX sw_signals_by_session ON sw_signals (session_key, agent_id, sequence)")
         old.execute("CREATE INDEX sw_signals_by_age ON sw_signals (occurred_at_ms)")
         old.execute("UPDATE sw_meta SET value = ? WHERE name = 'sequence'", (highest,))
+        old.execute("ALTER TABLE sw_cursors DROP COLUMN ambient")  # added by version 4
+        old.execute("DROP TABLE sw_digests")  # added by version 5
         old.execute("UPDATE sw_meta SET value = 2 WHERE name = 'schema_version'")
     with sessionwatch.open(f"sqlite:///{db}", clock=FakeClock()) as watch:
         again = watch.record(
@@ -153,7 +156,8 @@ def test_a_version_2_store_is_migrated_to_a_partial_dedupe_index_and_a_counter_f
         assert changes is not None
         assert [c.sequence for c in changes.events] == list(range(original.sequence, highest + 2))
     with sqlite3.connect(db) as migrated:
-        assert migrated.execute("SELECT value FROM sw_meta WHERE name = 'schema_version'").fetchone() == (3,)
+        version = migrated.execute("SELECT value FROM sw_meta WHERE name = 'schema_version'").fetchone()
+        assert version == (sqlite_schema.SCHEMA_VERSION,)
         indexes = {
             name: (unique, partial)
             for _, name, unique, _, partial in migrated.execute("PRAGMA index_list(sw_signals)")

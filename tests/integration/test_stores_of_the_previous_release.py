@@ -57,7 +57,7 @@ def check_written_by_the_previous_release(watch: SessionWatch) -> None:
     clock.advance(days=31)  # past the retention window: the prune removes the old signals
     report = watch.prune(force=True)
     assert report.signals_removed > 0
-    assert "store.pruned.v4" in stored_names(watch)
+    assert "store.pruned.v5" in stored_names(watch)
     assert_audit_clean(watch)
 
 

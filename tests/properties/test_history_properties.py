@@ -247,7 +247,7 @@ def next_signal(watch: SessionWatch) -> int:
 def describe(watch: SessionWatch, exported: str) -> None:
     """Label the example, so `--hypothesis-show-statistics` shows what the histories exercised."""
     model = watch.store.read_model()
-    if '"type":"store.pruned.v4"' in exported:
+    if '"type":"store.pruned.v5"' in exported:
         event("a prune checkpoint, events compacted away")
     if any(c.pending for c in model.all_cursors()):
         event("pending notices")

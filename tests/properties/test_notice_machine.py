@@ -50,6 +50,7 @@ class StoreMachine(SessionWatchMachine):
             waker=waker,
             notify_terminal_runs=self.notify_terminal_runs,
             wake_coalesce=self.wake_coalesce,
+            notify_on_create=self.notify_on_create,
         )
 
     def teardown(self) -> None:
@@ -131,6 +132,20 @@ class PostgresCoalescingMachine(PostgresMachine):
     wake_coalesce = COALESCE_WINDOW
 
 
+class CreationsNotedMachine(SessionWatchMachine):
+    """The memory store opened with `notify_on_create=True`: creations reach the main digest."""
+
+    notify_on_create = True
+
+
+class SqliteCreationsNotedMachine(SqliteMachine):
+    notify_on_create = True
+
+
+class PostgresCreationsNotedMachine(PostgresMachine):
+    notify_on_create = True
+
+
 @pytest.mark.parametrize(
     "machine",
     [
@@ -141,4 +156,19 @@ class PostgresCoalescingMachine(PostgresMachine):
 )
 @pytest.mark.usefixtures("through_each_facade")
 def test_notice_machine_with_wakes_coalesced_matches_the_model(machine: type[SessionWatchMachine]) -> None:
+    run_state_machine_as_test(machine, settings=MACHINE_SETTINGS)
+
+
+@pytest.mark.parametrize(
+    "machine",
+    [
+        pytest.param(CreationsNotedMachine, id="memory"),
+        pytest.param(SqliteCreationsNotedMachine, id="sqlite"),
+        pytest.param(PostgresCreationsNotedMachine, id="postgres", marks=needs_postgres),
+    ],
+)
+@pytest.mark.usefixtures("through_each_facade")
+def test_notice_machine_with_creations_noted_matches_the_model(
+    machine: type[SessionWatchMachine],
+) -> None:
     run_state_machine_as_test(machine, settings=MACHINE_SETTINGS)

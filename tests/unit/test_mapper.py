@@ -14,6 +14,7 @@ from sessionwatch.adapters.stores.mapper import (
     EVENT_TYPES,
     UnknownStoredEvent,
     decode,
+    digest_stream_id,
     encode,
     link_stream_id,
     session_stream_id,
@@ -59,10 +60,12 @@ def test_every_stored_name_is_explicit_and_versioned() -> None:
         "cursor.notice_acknowledged.v1",
         "cursor.watch_removed.v1",
         "cursor.notices_swept.v1",
-        "store.pruned.v4",
+        "store.pruned.v5",
         "upstream.linked.v1",
         "upstream.marker_advanced.v1",
         "upstream.unlinked.v1",
+        "digest.creation_noted.v1",
+        "digest.drained.v1",
     }
     for name in EVENT_TYPES:
         assert re.fullmatch(r"[a-z_]+\.[a-z_]+\.v\d+", name)
@@ -161,8 +164,9 @@ def test_a_version_one_prune_checkpoint_is_upcast_to_the_current_one_without_lin
     )
     event = decode("store.pruned.v1", old)
     assert isinstance(event, SignalsPruned)
-    assert event.type == "store.pruned.v4"
+    assert event.type == "store.pruned.v5"
     assert event.links == ()
+    assert event.digests == ()
     assert event.sessions[0].head == 4
     assert event.sessions[0].meta is None
     assert event.cutoffs.through_sequence == 2
@@ -179,7 +183,7 @@ def test_a_version_two_prune_checkpoint_is_upcast_with_no_session_meta() -> None
     )
     event = decode("store.pruned.v2", old)
     assert isinstance(event, SignalsPruned)
-    assert event.type == "store.pruned.v4"
+    assert event.type == "store.pruned.v5"
     assert [(s.session_id, s.head, s.meta) for s in event.sessions] == [("s1", 4, None)]
 
 
@@ -193,7 +197,7 @@ def test_a_version_three_prune_checkpoint_is_upcast_with_every_cursor_explicit()
     )
     event = decode("store.pruned.v3", old)
     assert isinstance(event, SignalsPruned)
-    assert event.type == "store.pruned.v4"
+    assert event.type == "store.pruned.v5"
     assert [(c.watcher, c.notified, c.provenance) for c in event.cursors] == [
         ("agent:main:main", 3, "explicit")
     ]
@@ -209,6 +213,22 @@ def test_a_version_one_watch_registration_is_read_as_an_explicit_one() -> None:
     assert (event.type, event.head, event.provenance) == ("cursor.watch_registered.v2", 4, "explicit")
     with pytest.raises(ValidationError):  # the current name needs its provenance: only the old one is upcast
         decode("cursor.watch_registered.v2", old)
+
+
+def test_a_version_four_prune_checkpoint_is_upcast_with_no_creation_digest() -> None:
+    # Written by store.pruned.v4 (before the creation digest, ADR-0047): no `digests` field.
+    old = (
+        b'{"cutoffs":{"at_ms":10,"occurred_before_ms":5,"through_sequence":2,"cursors_updated_before_ms":5},'
+        b'"sessions":[],"cursors":[],"links":[]}'
+    )
+    event = decode("store.pruned.v4", old)
+    assert isinstance(event, SignalsPruned)
+    assert (event.type, event.digests) == ("store.pruned.v5", ())
+
+
+def test_digest_stream_ids_are_their_own() -> None:
+    identity = SessionIdentity("agent:main:main", "main")
+    assert digest_stream_id(identity) not in {session_stream_id(identity), link_stream_id(identity)}
 
 
 def test_link_stream_ids_are_pinned_and_differ_from_session_streams() -> None:

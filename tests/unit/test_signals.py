@@ -29,7 +29,7 @@ DAY_MS = 24 * 3600 * 1000
 # ---------------------------------------------------------------------------------------- kinds
 
 
-def test_the_kinds_are_exactly_the_eight_stored_names() -> None:
+def test_the_kinds_are_exactly_the_nine_stored_names() -> None:
     assert {kind.value for kind in SignalKind} == {
         "human_direct_message",
         "upstream_missing",
@@ -39,6 +39,7 @@ def test_the_kinds_are_exactly_the_eight_stored_names() -> None:
         "run_failed",
         "compacted",
         "adopted",
+        "created",
     }
 
 

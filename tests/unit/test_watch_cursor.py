@@ -129,7 +129,13 @@ def run_implied(state: CursorState | None, command: ImpliedCommand) -> CursorSta
     return fold(state, derive(command, state))
 
 
-LOG_ONLY = (SignalKind.RUN_COMPLETED, SignalKind.RUN_FAILED, SignalKind.COMPACTED, SignalKind.ADOPTED)
+LOG_ONLY = (
+    SignalKind.RUN_COMPLETED,
+    SignalKind.RUN_FAILED,
+    SignalKind.COMPACTED,
+    SignalKind.ADOPTED,
+    SignalKind.CREATED,
+)
 NOTIFYING = (SignalKind.HUMAN_DIRECT_MESSAGE, SignalKind.UPSTREAM_MISSING, SignalKind.GOAL_CHANGED)
 
 

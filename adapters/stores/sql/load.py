@@ -85,7 +85,7 @@ def _load_events(
 
 
 def _load_tail(tx: SqlTransaction, versions: dict[UUID, int], end: HistoryTail) -> None:
-    """Write the sessions, cursors, links, stream versions, counter and last prune."""
+    """Write the sessions, cursors, links, digests, stream versions, counter and last prune."""
     sql, c, dialect = tx.sql, tx.statement, tx.dialect
     model = end.model
     for stream, version in end.stream_versions.items():
@@ -98,6 +98,8 @@ def _load_tail(tx: SqlTransaction, versions: dict[UUID, int], end: HistoryTail) 
     dialect.bulk_insert(c, "sw_cursors", f"{sql.CURSOR_COLUMNS}, watcher_agent_id", rows)
     rows = [sql_rows.link_params(model.links[identity]) for identity in sorted(model.links)]
     dialect.bulk_insert(c, "sw_upstream_links", sql.LINK_COLUMNS, rows)
+    rows = [sql_rows.digest_params(model.digests[identity]) for identity in sorted(model.digests)]
+    dialect.bulk_insert(c, "sw_digests", sql.DIGEST_COLUMNS, rows)
     rows = [(dialect.stream_key(s), v) for s, v in sorted(versions.items()) if s not in carried]
     dialect.bulk_insert(c, "sw_streams", "stream_id, version", rows)
     c.execute(sql.WRITE_COUNTER, (end.sequence,))

@@ -45,12 +45,14 @@ def apply_implied(
             return []
         case SessionReset():
             drop_cursors(tx, identity, deleted=False)
+            tx.statement.execute(sql.DELETE_DIGEST, identity)  # a reset main session's digest goes
             return []
         case SessionDeleted():
             drop_cursors(tx, identity, deleted=True)
             tx.dialect.before_deleting_signals(tx.statement)
             tx.statement.execute(sql.DELETE_SESSION_SIGNALS, identity)
             tx.statement.execute(sql.DELETE_LINK, identity)  # its link goes too
+            tx.statement.execute(sql.DELETE_DIGEST, identity)  # and its creation digest
             return []
         case SessionUpserted() | SessionMetaUpdated():  # registry events imply nothing for cursors
             return []

@@ -15,12 +15,22 @@ from typing import Any, TypeAlias
 Row: TypeAlias = Sequence[Any]
 """One row as psycopg's tuple row factory returns it."""
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 EVENTS_TABLE = "stored_events"
 WAKE_CHANNEL = "sessionwatch_wake"
 """The NOTIFY channel of cross-process wakes; payloads name their schema."""
 
 KEY = 'TEXT COLLATE "C" NOT NULL'
+
+# ---- digest table (ADR-0047): its own migration step, kept apart from any other.
+_DIGESTS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS sw_digests ("
+    f" session_key {KEY},"
+    f" agent_id {KEY},"
+    " entries TEXT NOT NULL,"  # JSON [[sequence, created key], ...], oldest first
+    " PRIMARY KEY (session_key, agent_id))"
+)
+"""Each main session's pending creation digest (ADR-0047); no row: nothing pending."""
 
 SCHEMA = (
     # eventsourcing's application-recorder table, including its append-only autovacuum settings
@@ -116,6 +126,7 @@ SCHEMA = (
         " updated_at_ms BIGINT NOT NULL,"
         " PRIMARY KEY (session_key, agent_id))"
     ),
+    _DIGESTS_TABLE,
     (
         "CREATE OR REPLACE VIEW sw_pending_notices AS"
         " SELECT watcher, target_key, target_agent_id, last_seen FROM sw_cursors WHERE notified > last_seen"
@@ -424,6 +435,7 @@ SELECT_HISTORY_PRESENT = (
     f" EXISTS (SELECT 1 FROM {EVENTS_TABLE}) OR EXISTS (SELECT 1 FROM sw_streams)"
     " OR EXISTS (SELECT 1 FROM sw_sessions) OR EXISTS (SELECT 1 FROM sw_signals)"
     " OR EXISTS (SELECT 1 FROM sw_cursors) OR EXISTS (SELECT 1 FROM sw_upstream_links)"
+    " OR EXISTS (SELECT 1 FROM sw_digests)"
 )
 LOADED_EVENT_COLUMNS = "notification_id, originator_id, originator_version, topic, state"
 # Imported events carry explicit ids 1..n: the serial continues after them, never below.
@@ -444,11 +456,28 @@ SELECT_EVENT_STREAM_VERSIONS = (
     f"SELECT originator_id, MAX(originator_version) FROM {EVENTS_TABLE} GROUP BY originator_id"
 )
 
+# ---- the creation digest (ADR-0047)
+DIGEST_COLUMNS = "session_key, agent_id, entries"
+SELECT_DIGEST = f"SELECT {DIGEST_COLUMNS} FROM sw_digests WHERE session_key = %s AND agent_id = %s"
+UPSERT_DIGEST = (
+    f"INSERT INTO sw_digests ({DIGEST_COLUMNS}) VALUES (%s, %s, %s)"
+    " ON CONFLICT (session_key, agent_id) DO UPDATE SET entries = excluded.entries"
+)
+DELETE_DIGEST = "DELETE FROM sw_digests WHERE session_key = %s AND agent_id = %s"
+"""A reset or deleted main session loses its creation digest.
+
+Twin: `projections.read_model.Projection` on `SessionReset` and `SessionDeleted`.
+Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
+"""
+SELECT_ALL_DIGESTS = f"SELECT {DIGEST_COLUMNS} FROM sw_digests ORDER BY session_key, agent_id"
+
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     # 2: registry metadata on every session row (ADR-0012); NULL reads as "none set".
     2: ("ALTER TABLE sw_sessions ADD COLUMN meta TEXT",),
     # 3 (ADR-0049): cursors gain their provenance; every cursor stored before was explicit.
     3: ("ALTER TABLE sw_cursors ADD COLUMN ambient SMALLINT NOT NULL DEFAULT 0",),
+    # 4 (ADR-0047): the creation digest's table; a store written before it had no digest.
+    4: (_DIGESTS_TABLE,),
 }
 """The statements that bring a store written at the version before each key up to that version."""
 SELECT_SCHEMA_VERSION = "SELECT value FROM sw_meta WHERE name = 'schema_version'"

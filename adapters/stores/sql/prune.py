@@ -56,8 +56,10 @@ def prune(tx: SqlTransaction, now_ms: int, policy: Retention, archive: JsonlArch
     cursors = tuple(sql_rows.cursor_state(r) for r in c.fetchall())
     c.execute(sql.SELECT_ALL_LINKS)
     links = tuple(sql_rows.link_state(r) for r in c.fetchall())
+    digests = sql_rows.digests(c, sql)  # bounded by their fold, never pruned: carried (ADR-0047)
     _, checkpoint = tx.store_event(
-        STORE_STREAM_ID, SignalsPruned(cutoffs=cutoffs, sessions=sessions, cursors=cursors, links=links)
+        STORE_STREAM_ID,
+        SignalsPruned(cutoffs=cutoffs, sessions=sessions, cursors=cursors, links=links, digests=digests),
     )
     c = tx.statement  # the checkpoint is written first
     c.execute(sql.TRUNCATE_EVENTS, (checkpoint,))

@@ -16,6 +16,7 @@ from pydantic import TypeAdapter
 
 from sessionwatch.adapters.stores.mapper import decode, session_stream_id
 from sessionwatch.adapters.stores.port import StoredRow
+from sessionwatch.domain.digest import DigestEntry, DigestState
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity, agent_id_of
 from sessionwatch.domain.registry import SessionMeta
@@ -219,6 +220,27 @@ def link_params(state: UpstreamLinkState) -> tuple[object, ...]:
     )
 
 
+def digest_state(row: Row) -> DigestState:
+    """A `sw_digests` row."""
+    return DigestState(
+        session_key=row[0],
+        agent_id=row[1],
+        entries=tuple(DigestEntry(sequence=q, key=k) for q, k in orjson.loads(row[2])),
+    )
+
+
+def digest_params(state: DigestState) -> tuple[object, ...]:
+    """The `sw_digests` row of a digest (its entries as compact JSON pairs)."""
+    entries = orjson.dumps([[entry.sequence, entry.key] for entry in state.entries]).decode()
+    return (state.session_key, state.agent_id, entries)
+
+
+def digests(c: Any, sql: ModuleType) -> tuple[DigestState, ...]:  # noqa: ANN401 - a DB-API cursor
+    """Every stored digest, ordered by main session."""
+    c.execute(sql.SELECT_ALL_DIGESTS)
+    return tuple(digest_state(row) for row in c.fetchall())
+
+
 def read_model(c: Any, sql: ModuleType, *, like: ReadModel | None = None, signals: bool = True) -> ReadModel:  # noqa: ANN401
     """Every stored read model, loaded whole through `c` with the store's statements `sql`.
 
@@ -260,7 +282,8 @@ def read_model(c: Any, sql: ModuleType, *, like: ReadModel | None = None, signal
         for s in log
         if s.dedupe_key is not None
     }
-    return ReadModel(sessions, {k: tuple(v) for k, v in logs.items()}, dedupe, cursors, links)
+    stored_digests = {d.identity: d for d in digests(c, sql)}
+    return ReadModel(sessions, {k: tuple(v) for k, v in logs.items()}, dedupe, cursors, links, stored_digests)
 
 
 def _reuse(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sessionwatch.domain.signals import PAYLOAD_KEYS, PUBLIC_PAYLOAD_KEYS
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 EVENTS_TABLE = "stored_events"
 
 _SIGNALS_TABLE = (
@@ -39,6 +39,16 @@ _SIGNAL_INDEXES = (
         " WHERE dedupe_key IS NOT NULL"
     ),
 )
+
+# ---- digest table (ADR-0047): its own migration step, kept apart from any other.
+_DIGESTS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS sw_digests ("
+    " session_key TEXT NOT NULL,"
+    " agent_id TEXT NOT NULL,"
+    " entries TEXT NOT NULL,"  # JSON [[sequence, created key], ...], oldest first
+    " PRIMARY KEY (session_key, agent_id)) WITHOUT ROWID"
+)
+"""Each main session's pending creation digest (ADR-0047); no row: nothing pending."""
 
 SCHEMA = (
     # The notification id is AUTOINCREMENT: plain rowids restart at 1 once the newest rows are
@@ -114,6 +124,7 @@ SCHEMA = (
         " updated_at_ms INTEGER NOT NULL,"
         " PRIMARY KEY (session_key, agent_id)) WITHOUT ROWID"
     ),
+    _DIGESTS_TABLE,
     (
         "CREATE VIEW IF NOT EXISTS sw_pending_notices AS"
         " SELECT watcher, target_key, target_agent_id, last_seen FROM sw_cursors WHERE notified > last_seen"
@@ -400,6 +411,7 @@ SELECT_HISTORY_PRESENT = (
     f" EXISTS (SELECT 1 FROM {EVENTS_TABLE}) OR EXISTS (SELECT 1 FROM sw_streams)"
     " OR EXISTS (SELECT 1 FROM sw_sessions) OR EXISTS (SELECT 1 FROM sw_signals)"
     " OR EXISTS (SELECT 1 FROM sw_cursors) OR EXISTS (SELECT 1 FROM sw_upstream_links)"
+    " OR EXISTS (SELECT 1 FROM sw_digests)"
 )
 LOADED_EVENT_COLUMNS = "notification_id, originator_id, originator_version, topic, state"
 SELECT_BODIES_AFTER = (
@@ -428,6 +440,21 @@ SELECT_EVENT_STREAM_VERSIONS = (
     f"SELECT originator_id, MAX(originator_version) FROM {EVENTS_TABLE} GROUP BY originator_id"
 )
 
+# ---- the creation digest (ADR-0047)
+DIGEST_COLUMNS = "session_key, agent_id, entries"
+SELECT_DIGEST = f"SELECT {DIGEST_COLUMNS} FROM sw_digests WHERE session_key = ? AND agent_id = ?"
+UPSERT_DIGEST = (
+    f"INSERT INTO sw_digests ({DIGEST_COLUMNS}) VALUES (?, ?, ?)"
+    " ON CONFLICT (session_key, agent_id) DO UPDATE SET entries = excluded.entries"
+)
+DELETE_DIGEST = "DELETE FROM sw_digests WHERE session_key = ? AND agent_id = ?"
+"""A reset or deleted main session loses its creation digest.
+
+Twin: `projections.read_model.Projection` on `SessionReset` and `SessionDeleted`.
+Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
+"""
+SELECT_ALL_DIGESTS = f"SELECT {DIGEST_COLUMNS} FROM sw_digests ORDER BY session_key, agent_id"
+
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     # 2: registry metadata on every session row (ADR-0012); NULL reads as "none set".
     2: ("ALTER TABLE sw_sessions ADD COLUMN meta TEXT",),
@@ -443,6 +470,8 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     ),
     # 4 (ADR-0049): cursors gain their provenance; every cursor stored before was explicit.
     4: ("ALTER TABLE sw_cursors ADD COLUMN ambient INTEGER NOT NULL DEFAULT 0",),
+    # 5 (ADR-0047): the creation digest's table; a store written before it had no digest.
+    5: (_DIGESTS_TABLE,),
 }
 """The statements that bring a store written at the version before each key up to that version."""
 SELECT_SCHEMA_VERSION = "SELECT value FROM sw_meta WHERE name = 'schema_version'"

@@ -13,14 +13,20 @@ from typing import Any, cast
 from uuid import UUID
 
 from sessionwatch.adapters.stores.archive import JsonlArchive
-from sessionwatch.adapters.stores.mapper import cursor_stream_id, link_stream_id, session_stream_id
+from sessionwatch.adapters.stores.mapper import (
+    cursor_stream_id,
+    digest_stream_id,
+    link_stream_id,
+    session_stream_id,
+)
 from sessionwatch.adapters.stores.port import HistoryTail, PruneCounts, SweepCounts
 from sessionwatch.adapters.stores.sql import load, notices
 from sessionwatch.adapters.stores.sql import prune as sql_prune
 from sessionwatch.adapters.stores.sql import rows as sql_rows
 from sessionwatch.adapters.stores.sql.dialect import Cursor, Dialect
 from sessionwatch.adapters.stores.sql.queue import RowQueue, StreamTail, WriteCache, continues
-from sessionwatch.domain import session, upstream, watch_cursor
+from sessionwatch.domain import digest, session, upstream, watch_cursor
+from sessionwatch.domain.digest import DigestEvent, DigestState
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.retention import Retention
@@ -311,6 +317,27 @@ class SqlWrite:
             state = upstream.evolve(state, event)
         if state is not None:
             self.statement.execute(self.sql.UPSERT_LINK, sql_rows.link_params(state))
+
+    def digest(self, identity: SessionIdentity) -> DigestState | None:
+        """The main session's digest row as of this transaction."""
+        c = self.statement
+        c.execute(self.sql.SELECT_DIGEST, identity)
+        row = c.fetchone()
+        return sql_rows.digest_state(row) if row is not None else None
+
+    def append_digest(self, identity: SessionIdentity, events: Sequence[DigestEvent]) -> None:
+        """Store the digest's events and write the row they leave (or delete it)."""
+        if not events:
+            return
+        stream = digest_stream_id(identity)
+        state = self.digest(identity)
+        for event in events:
+            self.store_event(stream, event)
+            state = digest.evolve(state, event)
+        if state is None:
+            self.statement.execute(self.sql.DELETE_DIGEST, identity)
+        else:
+            self.statement.execute(self.sql.UPSERT_DIGEST, sql_rows.digest_params(state))
 
     # --------------------------------------------------------------------- whole-store writes
 
