@@ -217,6 +217,8 @@ def calls_on(watch: AsyncSessionWatch, link: UpstreamLinkState) -> dict[str, Cal
         "watch": lambda: watch.watch(WATCHER, TARGET),
         "unwatch": lambda: watch.unwatch(WATCHER, TARGET),
         "cursor": lambda: watch.cursor(WATCHER, TARGET),
+        "watched_by": lambda: watch.watched_by(WATCHER),
+        "watch_prompt": lambda: watch.watch_prompt(WATCHER),
         "pending_notices": lambda: watch.pending_notices(WATCHER),
         "drain": lambda: watch.drain(WATCHER),
         "acknowledge": lambda: watch.acknowledge(WATCHER, [TARGET]),

@@ -361,6 +361,7 @@ def test_notices_json_is_a_list_of_notice_objects(
             "targetAgentId": "main",
             "lastSeen": seeded["spawn"],
             "text": notice_text(CHILD, seeded["spawn"]),
+            "provenance": "explicit",
         }
     ]
 
@@ -457,6 +458,7 @@ def test_watch_json_shows_the_new_cursor_at_the_target_head(
         "lastSeen": head,
         "notified": head,
         "material": head,
+        "provenance": "explicit",
     }
 
 

@@ -65,6 +65,8 @@ STRICT: dict[str, Call] = {
     "watch": lambda w, _: w.watch(WATCHER, TARGET),
     "unwatch": lambda w, _: w.unwatch(WATCHER, TARGET),
     "cursor": lambda w, _: w.cursor(WATCHER, TARGET),
+    "watched_by": lambda w, _: w.watched_by(WATCHER),
+    "watch_prompt": lambda w, _: w.watch_prompt(WATCHER),
     "pending_notices": lambda w, _: w.pending_notices(WATCHER),
     "drain": lambda w, _: w.drain(WATCHER),
     "acknowledge": lambda w, _: w.acknowledge(WATCHER, [TARGET]),

@@ -86,7 +86,7 @@ def test_the_example_restart_reopens_the_hosts_own_store_with_its_history() -> N
     machine = host_machine(run_example())()
     try:
         machine.upsert(WATCHER)
-        machine.watch_target(WATCHER[0], TARGET, explicit_agent=True)
+        machine.watch_target(WATCHER[0], TARGET, explicit_agent=True, ambient=False)
         machine.record(TARGET, SignalKind.HUMAN_DIRECT_MESSAGE, Actor.human(), [])
         before = machine.watch
         assert not isinstance(before.store, MemorySignalStore)
@@ -132,7 +132,7 @@ def test_a_machine_without_reopening_sweeps_the_open_watch_on_restart() -> None:
     machine = SweepingMachine()
     try:
         machine.upsert(WATCHER)
-        machine.watch_target(WATCHER[0], TARGET, explicit_agent=True)
+        machine.watch_target(WATCHER[0], TARGET, explicit_agent=True, ambient=False)
         machine.record(TARGET, SignalKind.GOAL_CHANGED, Actor.system(), [])
         before = machine.watch
         machine.restart()

@@ -469,6 +469,8 @@ def test_an_openclaw_import_report_lists_what_it_could_not_carry() -> None:
         sequence=4,
         unresolved_cursors=("u",),
         self_watch_cursors=("s1", "s2"),
+        ambient_cursors=6,
+        watcher_store_paths=("/srv/a.json",),
         payload_values_dropped=5,
     )
     pinned(
@@ -481,6 +483,8 @@ def test_an_openclaw_import_report_lists_what_it_could_not_carry() -> None:
             "unresolvedCursors": ["u"],
             "ambiguousCursors": [],
             "selfWatchCursors": ["s1", "s2"],
+            "ambientCursors": 6,
+            "watcherStorePaths": ["/srv/a.json"],
             "payloadKeysDropped": 0,
             "payloadValuesDropped": 5,
         },
