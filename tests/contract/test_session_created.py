@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from auditing import assert_audit_clean
 from fakes import ProbingWaker
-from stores import admin, fresh_store_url
+from stores import FILE_STORES, admin, fresh_store_url
 
 import sessionwatch
 from sessionwatch import Actor, InvalidQuery, Retention, SessionWatch, SignalKind
@@ -197,9 +197,8 @@ def test_a_main_key_that_is_not_the_rest_of_a_key_is_refused_naming_main_key(
     assert refused.value.field == "main_key"
 
 
-def test_the_digest_survives_a_restart(store_kind: str, store_url: str, clock: FakeClock) -> None:
-    if store_kind == "memory":
-        pytest.skip("a memory store does not outlive its process")
+@pytest.mark.parametrize("store_kind", FILE_STORES)  # a memory store does not outlive its process
+def test_the_digest_survives_a_restart(store_url: str, clock: FakeClock) -> None:
     with sessionwatch.open(store_url, clock=clock, notify_on_create=True) as watch:
         create(watch, CHILD)
         [before] = watch.pending_notices(MAIN)
@@ -211,11 +210,10 @@ def test_the_digest_survives_a_restart(store_kind: str, store_url: str, clock: F
         assert again.pending_notices(MAIN) == []
 
 
+@pytest.mark.parametrize("store_kind", FILE_STORES)  # a memory store has no schema to migrate
 def test_a_store_written_before_the_digest_table_gains_it_on_open(
     store_kind: str, store_url: str, clock: FakeClock
 ) -> None:
-    if store_kind == "memory":
-        pytest.skip("a memory store has no schema to migrate")
     with sessionwatch.open(store_url, clock=clock) as watch:
         create(watch, COORDINATOR)
     if store_kind == "sqlite":
