@@ -123,6 +123,7 @@ class FloorWrite:
                     "key": identity.session_key,
                     "agent": identity.agent_id,
                     "actor": last.actor_id,
+                    "ambient_too": 1,  # the floor records human turns, which reach ambient cursors too
                 },
             ).fetchall()
 
