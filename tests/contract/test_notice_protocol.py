@@ -38,11 +38,6 @@ Positions = tuple[int, int, int]
 
 
 @pytest.fixture
-def waker() -> ProbingWaker:
-    return ProbingWaker()
-
-
-@pytest.fixture
 def awake(store_url: str, clock: FakeClock, waker: ProbingWaker) -> Iterator[SessionWatch]:
     """A `SessionWatch` on a fresh store of each kind, with a recording waker."""
     with sessionwatch.open(store_url, clock=clock, waker=waker) as opened:

@@ -33,11 +33,6 @@ CHILD = "agent:main:subagent:child"
 
 
 @pytest.fixture
-def waker() -> ProbingWaker:
-    return ProbingWaker()
-
-
-@pytest.fixture
 def woken(store_url: str, clock: FakeClock, waker: ProbingWaker) -> Iterator[SessionWatch]:
     """A `SessionWatch` on a fresh store of each kind whose wakes `waker` records."""
     with sessionwatch.open(store_url, clock=clock, waker=waker) as opened:

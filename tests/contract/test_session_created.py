@@ -31,11 +31,6 @@ CHILD = "agent:main:subagent:child"
 
 
 @pytest.fixture
-def waker() -> ProbingWaker:
-    return ProbingWaker()
-
-
-@pytest.fixture
 def noting(store_url: str, clock: FakeClock, waker: ProbingWaker) -> Iterator[SessionWatch]:
     """A `SessionWatch` on a fresh store of each kind, with creations noted on the main digest."""
     with sessionwatch.open(store_url, clock=clock, waker=waker, notify_on_create=True) as opened:

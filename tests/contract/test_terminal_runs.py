@@ -28,11 +28,6 @@ CHILD = "agent:main:subagent:child"
 
 
 @pytest.fixture
-def waker() -> ProbingWaker:
-    return ProbingWaker()
-
-
-@pytest.fixture
 def notifying(store_url: str, clock: FakeClock, waker: ProbingWaker) -> Iterator[SessionWatch]:
     """A `SessionWatch` on a fresh store of each kind, with terminal runs notifying."""
     with sessionwatch.open(store_url, clock=clock, waker=waker, notify_terminal_runs=True) as opened:

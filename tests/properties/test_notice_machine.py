@@ -72,41 +72,28 @@ class PostgresMachine(StoreMachine):
     store_kind = "postgres"
 
 
-@pytest.mark.parametrize(
-    "machine",
-    [
-        pytest.param(SessionWatchMachine, id="memory"),
-        pytest.param(SqliteMachine, id="sqlite"),
-        pytest.param(PostgresMachine, id="postgres", marks=needs_postgres),
-    ],
-)
+def on_every_store(**setting: object) -> list[object]:
+    """The machine on memory, SQLite and PostgreSQL, each with `setting` (class attributes) set."""
+    stores: tuple[tuple[str, type[SessionWatchMachine], tuple[pytest.MarkDecorator, ...]], ...] = (
+        ("memory", SessionWatchMachine, ()),
+        ("sqlite", SqliteMachine, ()),
+        ("postgres", PostgresMachine, (needs_postgres,)),
+    )
+    if not setting:
+        return [pytest.param(machine, id=name, marks=marks) for name, machine, marks in stores]
+    return [
+        pytest.param(type(f"{machine.__name__}With", (machine,), dict(setting)), id=name, marks=marks)
+        for name, machine, marks in stores
+    ]
+
+
+@pytest.mark.parametrize("machine", on_every_store())
 @pytest.mark.usefixtures("through_each_facade")
 def test_notice_machine_matches_the_spec_model(machine: type[SessionWatchMachine]) -> None:
     run_state_machine_as_test(machine, settings=MACHINE_SETTINGS)
 
 
-class TerminalRunsMachine(SessionWatchMachine):
-    """The memory store opened with `notify_terminal_runs=True`: a run's end notifies too."""
-
-    notify_terminal_runs = True
-
-
-class SqliteTerminalRunsMachine(SqliteMachine):
-    notify_terminal_runs = True
-
-
-class PostgresTerminalRunsMachine(PostgresMachine):
-    notify_terminal_runs = True
-
-
-@pytest.mark.parametrize(
-    "machine",
-    [
-        pytest.param(TerminalRunsMachine, id="memory"),
-        pytest.param(SqliteTerminalRunsMachine, id="sqlite"),
-        pytest.param(PostgresTerminalRunsMachine, id="postgres", marks=needs_postgres),
-    ],
-)
+@pytest.mark.parametrize("machine", on_every_store(notify_terminal_runs=True))
 @pytest.mark.usefixtures("through_each_facade")
 def test_notice_machine_with_terminal_runs_notifying_matches_the_model(
     machine: type[SessionWatchMachine],
@@ -118,55 +105,13 @@ COALESCE_WINDOW = 3600.0
 """An hour: the machine's clock steps (1 to 180 minutes) land inside a window and past its end."""
 
 
-class CoalescingMachine(SessionWatchMachine):
-    """The memory store opened with `wake_coalesce`: a watcher is woken at most once per window."""
-
-    wake_coalesce = COALESCE_WINDOW
-
-
-class SqliteCoalescingMachine(SqliteMachine):
-    wake_coalesce = COALESCE_WINDOW
-
-
-class PostgresCoalescingMachine(PostgresMachine):
-    wake_coalesce = COALESCE_WINDOW
-
-
-class CreationsNotedMachine(SessionWatchMachine):
-    """The memory store opened with `notify_on_create=True`: creations reach the main digest."""
-
-    notify_on_create = True
-
-
-class SqliteCreationsNotedMachine(SqliteMachine):
-    notify_on_create = True
-
-
-class PostgresCreationsNotedMachine(PostgresMachine):
-    notify_on_create = True
-
-
-@pytest.mark.parametrize(
-    "machine",
-    [
-        pytest.param(CoalescingMachine, id="memory"),
-        pytest.param(SqliteCoalescingMachine, id="sqlite"),
-        pytest.param(PostgresCoalescingMachine, id="postgres", marks=needs_postgres),
-    ],
-)
+@pytest.mark.parametrize("machine", on_every_store(wake_coalesce=COALESCE_WINDOW))
 @pytest.mark.usefixtures("through_each_facade")
 def test_notice_machine_with_wakes_coalesced_matches_the_model(machine: type[SessionWatchMachine]) -> None:
     run_state_machine_as_test(machine, settings=MACHINE_SETTINGS)
 
 
-@pytest.mark.parametrize(
-    "machine",
-    [
-        pytest.param(CreationsNotedMachine, id="memory"),
-        pytest.param(SqliteCreationsNotedMachine, id="sqlite"),
-        pytest.param(PostgresCreationsNotedMachine, id="postgres", marks=needs_postgres),
-    ],
-)
+@pytest.mark.parametrize("machine", on_every_store(notify_on_create=True))
 @pytest.mark.usefixtures("through_each_facade")
 def test_notice_machine_with_creations_noted_matches_the_model(
     machine: type[SessionWatchMachine],
