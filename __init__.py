@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time `__getattr__` imports t
     from sessionwatch.adapters.app.clock import SystemClock
     from sessionwatch.adapters.app.reports import AuditReport, PruneReport, RunRecord, SweepReport, TickReport
     from sessionwatch.adapters.entry.watch import SessionWatch, SignalInput
-    from sessionwatch.adapters.entry.watch import open_watch as open  # noqa: A004 - the public API's name
+    from sessionwatch.adapters.entry.watch_open import open_watch as open  # noqa: A004 - the public API's name
     from sessionwatch.adapters.stores.port import StoreError
     from sessionwatch.adapters.stores.urls import InvalidStoreUrl
     from sessionwatch.adapters.tools.session_tools import SessionTools
@@ -160,11 +160,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "SweepReport",
         "TickReport",
     ),
-    "sessionwatch.adapters.entry.watch": (
-        "SessionWatch",
-        "SignalInput",
-        "open",
-    ),
+    "sessionwatch.adapters.entry.watch": ("SessionWatch", "SignalInput"),
+    "sessionwatch.adapters.entry.watch_open": ("open",),
     "sessionwatch.adapters.stores.port": ("StoreError",),
     "sessionwatch.adapters.stores.urls": ("InvalidStoreUrl",),
     "sessionwatch.adapters.tools.session_tools": ("SessionTools",),

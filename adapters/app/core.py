@@ -234,6 +234,13 @@ class Core:
         return f"agent:{agent_id}:{self.main_key}"
 
 
+def check_options(*, notice_links: object, main_key: object, wake_coalesce: object) -> None:
+    """What `Core.build` checks, checked before a façade opens a store: a bad option opens none."""
+    check_notice_links(notice_links)
+    check_main_key(main_key)
+    check_wake_coalesce(wake_coalesce)
+
+
 def check_main_key(main_key: object) -> str:
     """The rest of a main session key: `main`, or a host's own such as `home` (no `agent:` prefix)."""
     if not isinstance(main_key, str):

@@ -6,13 +6,11 @@ import asyncio
 import functools
 from typing import Literal
 
-from sessionwatch.adapters.app.core import check_main_key
+from sessionwatch.adapters.app.core import check_options
 from sessionwatch.adapters.entry.aio import OPENING_FOR, AsyncSessionWatch
 from sessionwatch.adapters.stores.factory import open_store
-from sessionwatch.domain.notice_links import check_notice_links
 from sessionwatch.domain.ports import AsyncWaker, Clock, Waker
 from sessionwatch.domain.retention import Retention
-from sessionwatch.domain.wake_coalescing import check_wake_coalesce
 from sessionwatch.domain.watch_cursor import DEFAULT_MAIN_KEY
 
 
@@ -35,9 +33,7 @@ async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
 
     The same arguments as `sessionwatch.open()`; the restart sweep runs once unless `sweep_on_open=False`.
     """
-    check_notice_links(notice_links)  # a malformed template opens no store
-    check_main_key(main_key)
-    check_wake_coalesce(wake_coalesce)  # nor a bad window
+    check_options(notice_links=notice_links, main_key=main_key, wake_coalesce=wake_coalesce)  # or no store
     store = await asyncio.to_thread(functools.partial(open_store, url, synchronous=synchronous))
     build = functools.partial(
         AsyncSessionWatch,

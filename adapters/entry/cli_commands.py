@@ -38,7 +38,8 @@ from sessionwatch.adapters.entry.cli_text import (
     print_json,
 )
 from sessionwatch.adapters.entry.demo import run_demo
-from sessionwatch.adapters.entry.watch import SessionWatch, open_watch
+from sessionwatch.adapters.entry.watch import SessionWatch
+from sessionwatch.adapters.entry.watch_open import open_watch
 from sessionwatch.adapters.history.jsonl import export_history, import_history
 from sessionwatch.adapters.history.openclaw import import_openclaw
 from sessionwatch.domain.keys import SessionIdentity, resolve_identity

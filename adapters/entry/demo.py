@@ -26,7 +26,8 @@ from typing import Any, TextIO
 
 from sessionwatch.adapters.entry.demo_host import DemoModels, DemoRuntime, DemoTranscripts, run_id_of
 from sessionwatch.adapters.entry.demo_upstream import upstream_step
-from sessionwatch.adapters.entry.watch import SessionWatch, open_watch
+from sessionwatch.adapters.entry.watch import SessionWatch
+from sessionwatch.adapters.entry.watch_open import open_watch
 from sessionwatch.adapters.stores.port import StoreError
 from sessionwatch.adapters.stores.urls import InvalidStoreUrl, parse_url
 from sessionwatch.adapters.tools.session_tools import SessionTools

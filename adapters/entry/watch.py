@@ -26,7 +26,7 @@ from sessionwatch.adapters.app import (
     registry,
     upstream,
 )
-from sessionwatch.adapters.app.core import Core, check_main_key, is_async_waker, wake_from_elsewhere
+from sessionwatch.adapters.app.core import Core, is_async_waker, wake_from_elsewhere
 from sessionwatch.adapters.app.recording import SignalInput
 from sessionwatch.adapters.app.reports import (
     AuditReport,
@@ -38,17 +38,14 @@ from sessionwatch.adapters.app.reports import (
 )
 from sessionwatch.adapters.app.scheduler import CallerScheduler
 from sessionwatch.adapters.app.upstream import Outcome
-from sessionwatch.adapters.stores.factory import open_store
 from sessionwatch.adapters.stores.port import CrossProcessWakes, SignalStore
 from sessionwatch.adapters.upstream.monitor import MonitorHandle
 from sessionwatch.domain.errors import InvalidQuery
-from sessionwatch.domain.notice_links import check_notice_links
 from sessionwatch.domain.ports import Clock, Transcripts, UpstreamProvider, Waker
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.session import SessionState
 from sessionwatch.domain.signals import Actor, SignalKind
 from sessionwatch.domain.upstream import AdvanceOnly, RecordActivity, RecordMissing, UpstreamLinkState
-from sessionwatch.domain.wake_coalescing import check_wake_coalesce
 from sessionwatch.domain.watch_cursor import DEFAULT_MAIN_KEY
 from sessionwatch.projections.models import (
     Cursor,
@@ -62,7 +59,7 @@ from sessionwatch.projections.models import (
 )
 from sessionwatch.projections.read_model import ReadModel
 
-__all__ = ["SessionWatch", "SignalInput", "open_store", "open_watch"]
+__all__ = ["SessionWatch", "SignalInput"]
 
 
 class SessionWatch:
@@ -570,60 +567,3 @@ class SessionWatch:
     def audit(self, *, progress: Callable[[int], None] | None = None) -> AuditReport:
         """Replay the event store from one snapshot, diff the rebuilt read models, check the invariants."""
         return queries.audit(self._core, progress=progress)
-
-
-def open_watch(
-    url: str | None = None,
-    *,
-    clock: Clock | None = None,
-    waker: Waker | None = None,
-    synchronous: Literal["normal", "full"] | None = None,
-    sweep_on_open: bool = True,
-    retention: Retention | None = None,
-    cross_process_wakes: bool = True,
-    notice_links: str | None = None,
-    notify_terminal_runs: bool = False,
-    main_key: str = DEFAULT_MAIN_KEY,
-    wake_coalesce: float = 0.0,
-    notify_on_create: bool = False,
-) -> SessionWatch:
-    """Open sessionwatch on the store `url` names (`None`: `$SESSIONWATCH_URL` or `./sessionwatch.db`).
-
-    The restart sweep and its forced prune run once unless `sweep_on_open=False`.
-    `cross_process_wakes=False` keeps a PostgreSQL store from waking `waker` for other processes.
-    `notice_links` (a template naming `{agent_id}` and `{rest_path}`) links each notice to its target.
-    `notify_terminal_runs=True` makes `run_completed` and `run_failed` notify watchers (else log-only).
-    `main_key` is the rest of each agent's main session key (`agent:<agentId>:main` by default): the
-    session that watches its agent's group sessions ambiently once a human spoke in them.
-    `wake_coalesce` (seconds, default 0: off) wakes each watcher at most once per that window: the
-    notices opening for it meanwhile get one trailing wake at the window's end, if one is still pending.
-    `notify_on_create=True` notes each `created` session on its main session's creation digest, a
-    notice its next `drain` returns.
-    """
-    check_notice_links(notice_links)  # a malformed template opens no store
-    check_main_key(main_key)
-    check_wake_coalesce(wake_coalesce)  # nor a bad window
-    store = open_store(url, synchronous=synchronous)
-    try:
-        watch = SessionWatch(
-            store,
-            clock=clock,
-            waker=waker,
-            retention=retention,
-            cross_process_wakes=cross_process_wakes,
-            notice_links=notice_links,
-            notify_terminal_runs=notify_terminal_runs,
-            notify_on_create=notify_on_create,
-            main_key=main_key,
-            wake_coalesce=wake_coalesce,
-        )
-    except BaseException:
-        store.close()
-        raise
-    if sweep_on_open:
-        try:
-            watch.startup_sweep = watch.sweep()
-        except BaseException:
-            watch.close()
-            raise
-    return watch

@@ -1,0 +1,67 @@
+"""`open()`: a `SessionWatch` on the store a URL names, its options checked first, its restart sweep run."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from sessionwatch.adapters.app.core import check_options
+from sessionwatch.adapters.entry.watch import SessionWatch
+from sessionwatch.adapters.stores.factory import open_store
+from sessionwatch.domain.ports import Clock, Waker
+from sessionwatch.domain.retention import Retention
+from sessionwatch.domain.watch_cursor import DEFAULT_MAIN_KEY
+
+
+def open_watch(
+    url: str | None = None,
+    *,
+    clock: Clock | None = None,
+    waker: Waker | None = None,
+    synchronous: Literal["normal", "full"] | None = None,
+    sweep_on_open: bool = True,
+    retention: Retention | None = None,
+    cross_process_wakes: bool = True,
+    notice_links: str | None = None,
+    notify_terminal_runs: bool = False,
+    main_key: str = DEFAULT_MAIN_KEY,
+    wake_coalesce: float = 0.0,
+    notify_on_create: bool = False,
+) -> SessionWatch:
+    """Open sessionwatch on the store `url` names (`None`: `$SESSIONWATCH_URL` or `./sessionwatch.db`).
+
+    The restart sweep and its forced prune run once unless `sweep_on_open=False`.
+    `cross_process_wakes=False` keeps a PostgreSQL store from waking `waker` for other processes.
+    `notice_links` (a template naming `{agent_id}` and `{rest_path}`) links each notice to its target.
+    `notify_terminal_runs=True` makes `run_completed` and `run_failed` notify watchers (else log-only).
+    `main_key` is the rest of each agent's main session key (`agent:<agentId>:main` by default): the
+    session that watches its agent's group sessions ambiently once a human spoke in them.
+    `wake_coalesce` (seconds, default 0: off) wakes each watcher at most once per that window: the
+    notices opening for it meanwhile get one trailing wake at the window's end, if one is still pending.
+    `notify_on_create=True` notes each `created` session on its main session's creation digest, a
+    notice its next `drain` returns.
+    """
+    check_options(notice_links=notice_links, main_key=main_key, wake_coalesce=wake_coalesce)  # or no store
+    store = open_store(url, synchronous=synchronous)
+    try:
+        watch = SessionWatch(
+            store,
+            clock=clock,
+            waker=waker,
+            retention=retention,
+            cross_process_wakes=cross_process_wakes,
+            notice_links=notice_links,
+            notify_terminal_runs=notify_terminal_runs,
+            notify_on_create=notify_on_create,
+            main_key=main_key,
+            wake_coalesce=wake_coalesce,
+        )
+    except BaseException:
+        store.close()
+        raise
+    if sweep_on_open:
+        try:
+            watch.startup_sweep = watch.sweep()
+        except BaseException:
+            watch.close()
+            raise
+    return watch
