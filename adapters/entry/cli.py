@@ -244,11 +244,18 @@ def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: li
         "leaves the cursor (and any pending notice) untouched. The answer is printed on stdout: "
         "'watching: ...' (exit 0), or 'refused: <reason>' (exit 1, nothing written) when WATCHER is "
         "not agent-qualified (such sessions are never notified) or is TARGET itself. "
+        "With --ambient the watch is ambient: its notices are queued, never woken; watching it again "
+        "without --ambient promotes it to an explicit watch, keeping its positions. "
         "Malformed keys, or a bare TARGET without --agent, are bad input (exit 2).",
         epilog=EXIT_CODES,
         store=StoreUse.CREATE,
     )
     _target_arguments(watch)
+    watch.add_argument(
+        "--ambient",
+        action="store_true",
+        help="an ambient watch: its notices are queued for the next drain and never wake WATCHER",
+    )
 
     unwatch = _command(
         commands,

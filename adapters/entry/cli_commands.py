@@ -251,7 +251,9 @@ def watch_command(args: argparse.Namespace) -> int:
     target = _target(args)
     with open_watch(args.db, notify_terminal_runs=args.notify_terminal_runs, sweep_on_open=False) as watch:
         before = watch.cursor(args.watcher, target.session_key, target_agent_id=target.agent_id)
-        watched = watch.watch(args.watcher, target.session_key, target_agent_id=target.agent_id)
+        watched = watch.watch(
+            args.watcher, target.session_key, target_agent_id=target.agent_id, ambient=args.ambient
+        )
         cursor = watch.cursor(args.watcher, target.session_key, target_agent_id=target.agent_id)
     ids = {"watcher": args.watcher.strip(), "target": target.session_key, "targetAgentId": target.agent_id}
     if not watched:
@@ -266,7 +268,7 @@ def watch_command(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"watched": True, "alreadyWatching": before is not None, **cursor.to_json()})
     else:
-        print(format_watching(cursor, already=before is not None))
+        print(format_watching(cursor, before=before))
     return EXIT_OK
 
 

@@ -189,13 +189,18 @@ def format_status(status: SessionStatus) -> str:
     return "\n".join(lines)
 
 
-def format_watching(cursor: Cursor, *, already: bool) -> str:
-    """The `watch` answer: who watches what, from which sequence, and whether a notice is pending."""
+def format_watching(cursor: Cursor, *, before: Cursor | None) -> str:
+    """The `watch` answer: who watches what, from which sequence, ambient or promoted, a pending notice."""
+    already = before is not None
     line = (
         f"watching: {cursor.watcher} {'already watches' if already else 'watches'} {cursor.target} "
         f"(agent {cursor.target_agent_id}), last seen {cursor.last_seen}"
     )
-    if already:
+    if cursor.provenance == "ambient":
+        line += ", ambient (never woken)"
+    if before is not None and before.provenance != cursor.provenance:
+        line += ", promoted to an explicit watch, its positions kept"
+    elif already:
         line += ", cursor untouched"
     if cursor.notified > cursor.last_seen:
         line += f", a notice is pending (changesSince {cursor.last_seen})"

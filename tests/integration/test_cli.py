@@ -489,6 +489,32 @@ def test_watching_again_leaves_the_cursor_and_its_pending_notice_untouched(
     assert cli(capsys, "notices", MANAGER, "--db", url).out == notice_text(CHILD, seeded["spawn"]) + "\n"
 
 
+def test_an_ambient_watch_is_said_so_and_watching_it_again_promotes_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    db = str(tmp_path / "ambient.db")
+    ambient = cli(capsys, "watch", MANAGER, CHILD, "--ambient", "--db", db)
+    again = cli(capsys, "watch", MANAGER, CHILD, "--ambient", "--db", db, "--json")
+    promoted = cli(capsys, "watch", MANAGER, CHILD, "--db", db)
+
+    assert (
+        ambient.out
+        == f"watching: {MANAGER} watches {CHILD} (agent main), last seen 0, ambient (never woken)\n"
+    )
+    assert (json.loads(again.out)["alreadyWatching"], json.loads(again.out)["provenance"]) == (
+        True,
+        "ambient",
+    )
+    assert promoted.out == (
+        f"watching: {MANAGER} already watches {CHILD} (agent main), last seen 0, "
+        "promoted to an explicit watch, its positions kept\n"
+    )
+    with sessionwatch.open(db, sweep_on_open=False) as watch:
+        cursor = watch.cursor(MANAGER, CHILD)
+        assert cursor is not None
+        assert cursor.provenance == "explicit"
+
+
 def test_watch_of_a_bare_target_is_scoped_to_the_agent_option(
     capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
 ) -> None:
