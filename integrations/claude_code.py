@@ -1,10 +1,12 @@
 """Claude Code: one command hook for two events, the session key scheme, and the MCP server's key.
 
 Claude Code runs `sessionwatch claude-code hook` with a JSON object on stdin (`session_id`, `cwd`,
-`hook_event_name`, `prompt`, `source`, ...). `SessionStart` registers the session under its key and
-tells it that key; `UserPromptSubmit` records a `human_direct_message` when a person typed the prompt
-(the rule is `sessionwatch.domain.prompt_origin`'s, the one the transcript provider uses) and hands
-the session its pending notices as `additionalContext`, acknowledging exactly those it handed over.
+`hook_event_name`, `prompt`, `source`, ...). `SessionStart` (a start, a resume, a compaction)
+registers the session under its key and tells it that key and the sessions it watches (the watch
+prompt, so the model knows it can read them); `UserPromptSubmit` records a `human_direct_message`
+when a person typed the prompt (the rule is `sessionwatch.domain.prompt_origin`'s, the one the
+transcript provider uses) and hands the session its pending notices as `additionalContext`,
+acknowledging exactly those it handed over.
 
 A hook never blocks or fails a prompt: `run_hook` turns any failure (bad JSON, a missing field, a
 broken store) into no output at all and one line for the log; the caller exits 0.
@@ -180,8 +182,10 @@ def handle_hook(
     with sessionwatch.open(store_url(db, environ), sweep_on_open=False, cross_process_wakes=False) as watch:
         if event == "SessionStart" or watch.registry_entry(key) is None:
             watch.upsert_session(key, session_id=str(session_id))
-        if prompt is None:
-            return _output("SessionStart", session_context(key))
+        if prompt is None:  # a session started, resumed or compacted: what it is, and what it watches
+            return _output(
+                "SessionStart", "\n\n".join(filter(None, [session_context(key), watch.watch_prompt(key)]))
+            )
         context = _prompt_submitted(watch, key, prompt, hook_input)
     return None if context is None else _output("UserPromptSubmit", context)
 

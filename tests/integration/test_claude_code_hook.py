@@ -177,6 +177,13 @@ def test_a_watching_session_learns_at_its_next_prompt_that_the_worker_got_a_type
         assert cursor.last_seen == 1
     assert_silent(run_hook(prompted(project, LEAD, "Thanks, carry on"), db=store, project=project))
 
+    resumed = context_of(run_hook(started(project, LEAD), db=store, project=project), "SessionStart")
+    with sessionwatch.open(store) as watch:
+        prompt = watch.watch_prompt(lead)
+    assert prompt.startswith("Sessions you watch (1).")
+    assert resumed.endswith(f"\n\n{prompt}")  # a resumed or compacted session is told what it watches
+    assert f'"{worker}"' in resumed
+
 
 def test_the_session_key_comes_from_the_project_directory_else_from_cwd(tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path / 'keys.db'}"
