@@ -11,14 +11,12 @@ every thread this façade started.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Literal, Self
-
-from pydantic import JsonValue
 
 from sessionwatch.adapters.app import (
     creations,
@@ -27,9 +25,8 @@ from sessionwatch.adapters.app import (
     queries,
     recording,
     registry,
-    upstream,
 )
-from sessionwatch.adapters.app.core import CLOSED, Core, wakes_from_elsewhere
+from sessionwatch.adapters.app.core import Core, wakes_from_elsewhere
 from sessionwatch.adapters.app.loop_scheduler import LoopScheduler
 from sessionwatch.adapters.app.recording import SignalInput
 from sessionwatch.adapters.app.reports import (
@@ -38,31 +35,17 @@ from sessionwatch.adapters.app.reports import (
     RunOutcome,
     RunRecord,
     SweepReport,
-    TickReport,
 )
-from sessionwatch.adapters.app.upstream import Outcome
-from sessionwatch.adapters.stores.port import CrossProcessWakes, SignalStore, StoreError
-from sessionwatch.adapters.upstream.aio_bridge import upstream_pass
+from sessionwatch.adapters.entry.aio_upstream import AsyncUpstream
+from sessionwatch.adapters.stores.port import CrossProcessWakes, SignalStore
 from sessionwatch.adapters.upstream.aio_monitor import AsyncMonitorHandle
-from sessionwatch.adapters.upstream.monitor import PublishGate
 from sessionwatch.domain.ports import (
-    AsyncTranscripts,
-    AsyncUpstreamProvider,
     AsyncWaker,
     Clock,
-    Transcripts,
-    UpstreamProvider,
     Waker,
 )
 from sessionwatch.domain.retention import Retention
-from sessionwatch.domain.session import SessionState
 from sessionwatch.domain.signals import Actor, SignalKind
-from sessionwatch.domain.upstream import (
-    AdvanceOnly,
-    RecordActivity,
-    RecordMissing,
-    UpstreamLinkState,
-)
 from sessionwatch.domain.watch_cursor import DEFAULT_MAIN_KEY
 from sessionwatch.projections.models import (
     Cursor,
@@ -72,7 +55,6 @@ from sessionwatch.projections.models import (
     SessionRow,
     SessionStatus,
     Signal,
-    UpstreamLink,
 )
 from sessionwatch.projections.read_model import ReadModel
 
@@ -85,7 +67,7 @@ OPENING_FOR: ContextVar[asyncio.AbstractEventLoop | None] = ContextVar(
 """The loop `open()` builds a façade for on a thread of its own, so no store call runs on the loop."""
 
 
-class AsyncSessionWatch:
+class AsyncSessionWatch(AsyncUpstream):
     """Session state awareness over one store, for the coroutines of one event loop.
 
     Build it with `await sessionwatch.aio.open(...)`; close it with `await watch.aclose()` or
@@ -138,12 +120,6 @@ class AsyncSessionWatch:
         """On the listener thread: another process opened this notice; wake its watcher from the loop."""
         wakes = self._core.coalesced(wakes_from_elsewhere(watcher, target_key))
         self._loop.call_soon_threadsafe(self._scheduler.publish_in_background, wakes)
-
-    def _open_core(self) -> Core:
-        """The core, for what runs on the loop without a store call; `StoreError` once closed, as they do."""
-        if self._scheduler.closed:
-            raise StoreError(CLOSED)
-        return self._core
 
     # ------------------------------------------------------------------------------- lifecycle
 
@@ -495,90 +471,6 @@ class AsyncSessionWatch:
     async def prune(self, *, force: bool = True) -> PruneReport:
         """Prune history to the retention window and cap, in one transaction (without `force`: when due)."""
         return await self._scheduler.settle(maintenance.prune(self._core, force=force))
-
-    # -------------------------------------------------------------------------------- upstream
-
-    async def link_upstream(
-        self,
-        key: str,
-        *,
-        catalog_id: str,
-        host_id: str,
-        thread_id: str,
-        upstream_kind: str,
-        upstream_ref: JsonValue,
-        marker: JsonValue,
-        agent_id: str | None = None,
-    ) -> UpstreamLink:
-        """Link an adopted session to its upstream; the session is registered if new."""
-        return await self._scheduler.run(
-            upstream.link_upstream(
-                self._core,
-                key,
-                catalog_id=catalog_id,
-                host_id=host_id,
-                thread_id=thread_id,
-                upstream_kind=upstream_kind,
-                upstream_ref=upstream_ref,
-                marker=marker,
-                agent_id=agent_id,
-            )
-        )
-
-    async def unlink_upstream(self, key: str, *, agent_id: str | None = None) -> UpstreamLink | None:
-        """Remove the session's upstream link; returns the link removed, None when there was none."""
-        return await self._scheduler.run(upstream.unlink_upstream(self._core, key, agent_id=agent_id))
-
-    async def upstream_link(self, key: str, *, agent_id: str | None = None) -> UpstreamLink | None:
-        """The session's active upstream link, or None."""
-        return await self._scheduler.read(upstream.upstream_link, self._core, key, agent_id=agent_id)
-
-    async def upstream_tick(
-        self,
-        providers: Mapping[str, UpstreamProvider | AsyncUpstreamProvider],
-        *,
-        transcripts: Transcripts | AsyncTranscripts | None = None,
-    ) -> TickReport:
-        """One upstream monitor pass, off the loop; `providers` (sync or async) by catalog id."""
-        return await upstream_pass(
-            self._open_core(),
-            self._scheduler,
-            self._loop,
-            providers,
-            transcripts=transcripts,
-            gate=PublishGate(),
-        )
-
-    async def start_upstream_monitor(
-        self,
-        providers: Mapping[str, UpstreamProvider | AsyncUpstreamProvider],
-        *,
-        transcripts: Transcripts | AsyncTranscripts | None = None,
-        interval: float = 60.0,
-        initial_delay: float = 15.0,
-    ) -> AsyncMonitorHandle:
-        """Run `upstream_tick` every `interval` seconds as a loop task (first after `initial_delay`)."""
-        every, first = upstream.monitor_timing(interval, initial_delay)
-        core, chosen = self._open_core(), dict(providers)
-        handle = AsyncMonitorHandle(
-            lambda gate: upstream_pass(
-                core, self._scheduler, self._loop, chosen, transcripts=transcripts, gate=gate
-            ),
-            interval=every,
-            initial_delay=first,
-        )
-        self._monitors.append(handle)
-        return handle.start()
-
-    async def apply_upstream_verdict(
-        self,
-        link: UpstreamLinkState,
-        verdict: RecordActivity | AdvanceOnly | RecordMissing,
-        *,
-        session: SessionState,
-    ) -> tuple[Outcome, Signal | None]:
-        """Publish one monitor verdict in one transaction (the monitor's; hosts call `upstream_tick`)."""
-        return await self._scheduler.run(upstream.apply_verdict(self._core, link, verdict, session=session))
 
     # -------------------------------------------------------------------------- reconciliation
 

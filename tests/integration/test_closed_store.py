@@ -110,7 +110,7 @@ LIFECYCLE = {"close", "aclose", "settled"}
 def public_methods(cls: type) -> set[str]:
     return {
         name
-        for name, member in vars(cls).items()
+        for name, member in inspect.getmembers(cls)  # its own and its bases' (a façade has rooms)
         if not name.startswith("_") and (inspect.isfunction(member) or inspect.iscoroutinefunction(member))
     }
 

@@ -1,0 +1,124 @@
+"""The upstream monitor of the asyncio façade: link adopted sessions, tick, run the monitor on the loop.
+
+A room of `AsyncSessionWatch` (its base class): the same use cases as `SessionWatch`'s upstream
+methods (`adapters/app/upstream.py`), a pass running its provider calls off the loop
+(`adapters/upstream/aio_bridge.py`), a monitor as a loop task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+
+from pydantic import JsonValue
+
+from sessionwatch.adapters.app import upstream
+from sessionwatch.adapters.app.core import CLOSED, Core
+from sessionwatch.adapters.app.loop_scheduler import LoopScheduler
+from sessionwatch.adapters.app.reports import TickReport
+from sessionwatch.adapters.app.upstream import Outcome
+from sessionwatch.adapters.stores.port import StoreError
+from sessionwatch.adapters.upstream.aio_bridge import upstream_pass
+from sessionwatch.adapters.upstream.aio_monitor import AsyncMonitorHandle
+from sessionwatch.adapters.upstream.monitor import PublishGate
+from sessionwatch.domain.ports import AsyncTranscripts, AsyncUpstreamProvider, Transcripts, UpstreamProvider
+from sessionwatch.domain.session import SessionState
+from sessionwatch.domain.upstream import AdvanceOnly, RecordActivity, RecordMissing, UpstreamLinkState
+from sessionwatch.projections.models import Signal, UpstreamLink
+
+
+class AsyncUpstream:
+    """The upstream methods of `AsyncSessionWatch`, over the core, scheduler and loop it builds."""
+
+    _core: Core
+    _scheduler: LoopScheduler
+    _loop: asyncio.AbstractEventLoop
+    _monitors: list[AsyncMonitorHandle]
+
+    def _open_core(self) -> Core:
+        """The core, for what runs on the loop without a store call; `StoreError` once closed, as they do."""
+        if self._scheduler.closed:
+            raise StoreError(CLOSED)
+        return self._core
+
+    async def link_upstream(
+        self,
+        key: str,
+        *,
+        catalog_id: str,
+        host_id: str,
+        thread_id: str,
+        upstream_kind: str,
+        upstream_ref: JsonValue,
+        marker: JsonValue,
+        agent_id: str | None = None,
+    ) -> UpstreamLink:
+        """Link an adopted session to its upstream; the session is registered if new."""
+        return await self._scheduler.run(
+            upstream.link_upstream(
+                self._core,
+                key,
+                catalog_id=catalog_id,
+                host_id=host_id,
+                thread_id=thread_id,
+                upstream_kind=upstream_kind,
+                upstream_ref=upstream_ref,
+                marker=marker,
+                agent_id=agent_id,
+            )
+        )
+
+    async def unlink_upstream(self, key: str, *, agent_id: str | None = None) -> UpstreamLink | None:
+        """Remove the session's upstream link; returns the link removed, None when there was none."""
+        return await self._scheduler.run(upstream.unlink_upstream(self._core, key, agent_id=agent_id))
+
+    async def upstream_link(self, key: str, *, agent_id: str | None = None) -> UpstreamLink | None:
+        """The session's active upstream link, or None."""
+        return await self._scheduler.read(upstream.upstream_link, self._core, key, agent_id=agent_id)
+
+    async def upstream_tick(
+        self,
+        providers: Mapping[str, UpstreamProvider | AsyncUpstreamProvider],
+        *,
+        transcripts: Transcripts | AsyncTranscripts | None = None,
+    ) -> TickReport:
+        """One upstream monitor pass, off the loop; `providers` (sync or async) by catalog id."""
+        return await upstream_pass(
+            self._open_core(),
+            self._scheduler,
+            self._loop,
+            providers,
+            transcripts=transcripts,
+            gate=PublishGate(),
+        )
+
+    async def start_upstream_monitor(
+        self,
+        providers: Mapping[str, UpstreamProvider | AsyncUpstreamProvider],
+        *,
+        transcripts: Transcripts | AsyncTranscripts | None = None,
+        interval: float = 60.0,
+        initial_delay: float = 15.0,
+    ) -> AsyncMonitorHandle:
+        """Run `upstream_tick` every `interval` seconds as a loop task (first after `initial_delay`)."""
+        every, first = upstream.monitor_timing(interval, initial_delay)
+        core, chosen = self._open_core(), dict(providers)
+        handle = AsyncMonitorHandle(
+            lambda gate: upstream_pass(
+                core, self._scheduler, self._loop, chosen, transcripts=transcripts, gate=gate
+            ),
+            interval=every,
+            initial_delay=first,
+        )
+        self._monitors.append(handle)
+        return handle.start()
+
+    async def apply_upstream_verdict(
+        self,
+        link: UpstreamLinkState,
+        verdict: RecordActivity | AdvanceOnly | RecordMissing,
+        *,
+        session: SessionState,
+    ) -> tuple[Outcome, Signal | None]:
+        """Publish one monitor verdict in one transaction (the monitor's; hosts call `upstream_tick`)."""
+        return await self._scheduler.run(upstream.apply_verdict(self._core, link, verdict, session=session))
