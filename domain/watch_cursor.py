@@ -499,6 +499,11 @@ def is_group_session(state: SessionState) -> bool:
     return state.kind == "group" or ":group:" in state.session_key or ":channel:" in state.session_key
 
 
+def main_session_key(agent_id: str, main_key: str = DEFAULT_MAIN_KEY) -> str:
+    """An agent's main session key: `agent:<agentId>:<main_key>`."""
+    return f"agent:{agent_id}:{main_key}"
+
+
 def ambient_watcher(state: SessionState, main_key: str = DEFAULT_MAIN_KEY) -> str | None:
     """The main session that watches a group session ambiently once a human spoke in it, else None.
 
@@ -506,7 +511,7 @@ def ambient_watcher(state: SessionState, main_key: str = DEFAULT_MAIN_KEY) -> st
     """
     if not is_group_session(state):
         return None
-    watcher = f"agent:{state.agent_id}:{main_key}"
+    watcher = main_session_key(state.agent_id, main_key)
     return watcher if watcher_identity(watcher) != state.identity else None
 
 

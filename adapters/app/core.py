@@ -47,6 +47,7 @@ from sessionwatch.domain.watch_cursor import (
     CursorKey,
     CursorState,
     MaterialSignalSeen,
+    main_session_key,
 )
 
 logger = logging.getLogger("sessionwatch")
@@ -231,7 +232,7 @@ class Core:
 
     def main_session_of(self, agent_id: str) -> str:
         """The agent's main session key."""
-        return f"agent:{agent_id}:{self.main_key}"
+        return main_session_key(agent_id, self.main_key)
 
 
 def check_options(*, notice_links: object, main_key: object, wake_coalesce: object) -> None:
