@@ -160,6 +160,7 @@ def cursors(draw: st.DrawFn) -> dict[SessionIdentity, dict[str, CursorState]]:
             notified=notified,
             material=material,
             updated_at_ms=draw(AT_INSTANTS),
+            provenance=draw(st.sampled_from(("explicit", "ambient"))),  # ambient: queue-only, no run's end
         )
     return by_target
 
@@ -395,7 +396,7 @@ def appended(
 
     Runs by one actor on one target come out often (the store applies such a run as one statement),
     mostly of the `common` kinds. A single signal may instead be a redelivery at or below a
-    cursor's material, with producer watchers or without.
+    cursor's material, with producer watchers or without; a producer may name the target's holders.
     """
     watched = sorted(world.cursors)
     on_watched = bool(watched) and draw(st.integers(0, 3)) < 3
@@ -404,9 +405,15 @@ def appended(
     by_holder = bool(holders) and draw(st.integers(0, 2)) < 2  # a holder's own signal notifies it not
     actor: str | None = draw(st.sampled_from(holders if by_holder else ACTOR_IDS))
     highest = max((c.material for c in world.cursors.get(target, {}).values()), default=0)
+    named = (
+        st.lists(st.sampled_from(holders), unique=True, min_size=1, max_size=2).map(tuple)
+        if holders
+        else NO_WATCHERS
+    )
+    watchers = NO_WATCHERS | PRODUCER_WATCHERS | named  # a producer may name a holder, an ambient one too
     if highest and draw(st.booleans()):
         sequence: int = draw(st.integers(1, highest))
-        redelivered = draw(signal(sequence, target, watchers=NO_WATCHERS | PRODUCER_WATCHERS))
+        redelivered = draw(signal(sequence, target, watchers=watchers))
         kind = redelivered.kind if draw(st.integers(0, 3)) == 0 else SignalKind.HUMAN_DIRECT_MESSAGE
         return [redelivered.model_copy(update={"kind": kind, "actor_id": actor})]
     batch: list[SignalRecorded] = []
@@ -414,7 +421,9 @@ def appended(
     for _ in range(draw(st.integers(1, 4))):
         sequence += draw(st.integers(1, 2))
         on = target if draw(st.integers(0, 3)) < 3 else draw(st.sampled_from(TARGETS))
-        drawn = draw(signal(sequence, on, watchers=NO_WATCHERS | PRODUCER_WATCHERS))
+        drawn = draw(
+            signal(sequence, on, watchers=watchers if on == target else NO_WATCHERS | PRODUCER_WATCHERS)
+        )
         kind = drawn.kind if draw(st.integers(0, 3)) == 3 else draw(st.sampled_from(common))
         actor_id = actor if draw(st.integers(0, 3)) < 3 else drawn.actor_id
         batch.append(drawn.model_copy(update={"kind": kind, "actor_id": actor_id}))
