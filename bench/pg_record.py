@@ -64,7 +64,7 @@ _IMPORT_PROBLEM = ""
 try:
     import psycopg
     import psycopg.sql
-except ImportError as exc:  # the optional `sessionwatch[postgres]` extra: `run` says so and measures nothing
+except ImportError as exc:  # the optional `postgres` extra: `run` says so and measures nothing
     psycopg = None  # type: ignore[assignment]
     _IMPORT_PROBLEM = str(exc).splitlines()[0]
 
@@ -259,7 +259,7 @@ class PgPeerStore:
 def postgres_problem() -> str | None:
     """Why no PostgreSQL server can be used at `PG_URL`, or None when one answers."""
     if psycopg is None:
-        return f"psycopg cannot be imported ({_IMPORT_PROBLEM}; pip install 'sessionwatch[postgres]')"
+        return f"psycopg cannot be imported ({_IMPORT_PROBLEM}; the postgres extra)"
     try:
         with psycopg.connect(PG_URL, connect_timeout=PROBE_TIMEOUT_S) as conn:
             conn.execute("SELECT 1")

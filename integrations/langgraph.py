@@ -17,8 +17,11 @@ try:
     from langchain_core.runnables import RunnableConfig
     from langgraph.types import Command, StateSnapshot
 except ModuleNotFoundError as missing:  # pragma: no cover - exercised in a fresh interpreter by a test
+    from sessionwatch.adapters.extras import install_hint
+
     raise ImportError(
-        "sessionwatch.integrations.langgraph needs LangGraph: pip install 'sessionwatch[langgraph]'"
+        "sessionwatch.integrations.langgraph needs LangGraph, the langgraph extra: "
+        + install_hint("langgraph")
     ) from missing
 
 from sessionwatch.adapters.app.checks import bounded

@@ -24,9 +24,11 @@ try:
     from agents.memory import Session, SessionSettings
     from agents.run_config import CallModelData, CallModelInputFilter, ModelInputData
 except ModuleNotFoundError as missing:  # pragma: no cover - exercised in a fresh interpreter by a test
+    from sessionwatch.adapters.extras import install_hint
+
     raise ImportError(
-        "sessionwatch.integrations.openai_agents needs the OpenAI Agents SDK: "
-        "pip install 'sessionwatch[openai-agents]'"
+        "sessionwatch.integrations.openai_agents needs the OpenAI Agents SDK, the openai-agents extra: "
+        + install_hint("openai-agents")
     ) from missing
 
 from sessionwatch.adapters.app.checks import bounded

@@ -2,7 +2,7 @@
 
 Modules by role: `strategies`, `fakes` (the core's ports), `tool_fakes` (the session tools'
 ports), `model` (the oracle) and `machine`. Needs the `testing`
-extra (`pip install 'sessionwatch[testing]'`); `import sessionwatch` never imports this package.
+extra (which brings Hypothesis); `import sessionwatch` never imports this package.
 """
 
 from __future__ import annotations
@@ -10,8 +10,10 @@ from __future__ import annotations
 try:
     import hypothesis  # noqa: F401 - imported only to say which extra is missing
 except ImportError as exc:  # the extra is optional: say how to get it
+    from sessionwatch.adapters.extras import install_hint
+
     raise ImportError(
-        "sessionwatch.testing needs Hypothesis: pip install 'sessionwatch[testing]'", name=exc.name
+        f"sessionwatch.testing needs Hypothesis, the testing extra: {install_hint('testing')}", name=exc.name
     ) from exc
 
 from sessionwatch.testing.fakes import START, FakeClock, FakeTranscripts, RecordingWaker

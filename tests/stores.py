@@ -41,7 +41,7 @@ def postgres_problem() -> str | None:
     try:
         import psycopg  # noqa: PLC0415 - the optional extra: probed, not required
     except ImportError:
-        return "psycopg is not installed (pip install 'sessionwatch[postgres]')"
+        return "psycopg is not installed (the postgres extra)"
     try:
         with psycopg.connect(PG_URL, connect_timeout=_PROBE_TIMEOUT_S) as conn:
             conn.execute("SELECT 1")

@@ -45,7 +45,7 @@ DB_HELP = (
     "the store: memory:// (in this process only, gone when it ends); sqlite:///relative.db or "
     "sqlite:////absolute/path.db, or a plain file path (a SQLite file); add ?synchronous=full to a "
     "SQLite URL to make every commit durable on power loss; postgresql://USER@HOST:5432/DB "
-    "(needs pip install 'sessionwatch[postgres]'). Default: $SESSIONWATCH_URL, else ./sessionwatch.db"
+    "(needs the postgres extra, which brings psycopg). Default: $SESSIONWATCH_URL, else ./sessionwatch.db"
 )
 
 EXIT_CODES = (
@@ -352,7 +352,7 @@ def _history_commands(commands: argparse._SubParsersAction[_Parser], common: lis
         "monotonic and at least every retained sequence, watermarks not above heads, L <= N <= M, "
         "no pending notice for a self-caused or log-only signal, no message text. Exits 1 listing "
         "every violation, grouped by kind with the session keys involved. Shows progress on stderr "
-        "when it is a terminal (with the cli extra: pip install 'sessionwatch[cli]').",
+        "when it is a terminal (with the cli extra, which brings rich).",
     )
 
     _command(

@@ -17,7 +17,6 @@ from sessionwatch.adapters.entry.cli_text import EXIT_OK, PROG, CliError
 from sessionwatch.domain.errors import InvalidSignal
 from sessionwatch.domain.keys import resolve_identity
 
-MCP_EXTRA: Final = "pip install 'sessionwatch[mcp]'"
 VISIBILITIES: Final = ("self", "tree", "agent", "all")
 ParserT = TypeVar("ParserT", bound=argparse.ArgumentParser)
 
@@ -33,7 +32,7 @@ def mcp_commands(commands: argparse._SubParsersAction[ParserT], common: Sequence
         "sessions_list, sessions_watch, sessions_unwatch and session_notices, and the resource "
         "sessionwatch://notices/SESSION, whose subscribers hear (notifications/resources/updated) when "
         "a notice opens for the session. Another process's records reach it at once on PostgreSQL, and "
-        f"within --poll-interval seconds on SQLite. Needs the mcp extra: {MCP_EXTRA}.",
+        "within --poll-interval seconds on SQLite. Needs the mcp extra (the official MCP SDK).",
     )
     mcp.set_defaults(handler=mcp_command, store_use=StoreUse.CREATE)
     mcp.add_argument(
@@ -105,7 +104,10 @@ def mcp_command(args: argparse.Namespace) -> int:
     try:
         from sessionwatch.integrations import mcp  # noqa: PLC0415 - the extra loads only for this command
     except ImportError as exc:
-        raise CliError(f"mcp needs the mcp extra ({exc.name or exc} is missing): {MCP_EXTRA}") from None
+        from sessionwatch.adapters.extras import install_hint  # noqa: PLC0415 - the error path only
+
+        missing = exc.name or exc
+        raise CliError(f"mcp needs the mcp extra ({missing} is missing): {install_hint('mcp')}") from None
 
     def announce(url: str) -> None:
         print(f"{PROG} mcp: serving {identity.session_key} at {url}", file=sys.stderr, flush=True)

@@ -26,11 +26,13 @@ def open_store(
     if parsed.postgres is not None:
         if synchronous is not None:
             raise ValueError("synchronous: a SQLite setting; PostgreSQL durability is the server's")
-        try:  # the optional `sessionwatch[postgres]` extra: imported only when asked for
+        try:  # the optional `postgres` extra: imported only when asked for
             from sessionwatch.adapters.stores.postgres import PostgresSignalStore  # noqa: PLC0415
         except ImportError as exc:
+            from sessionwatch.adapters.extras import install_hint  # noqa: PLC0415 - the error path only
+
             raise StoreError(
-                f"PostgreSQL stores need psycopg: pip install 'sessionwatch[postgres]' ({exc})"
+                f"PostgreSQL stores need psycopg, the postgres extra: {install_hint('postgres')} ({exc})"
             ) from exc
         return PostgresSignalStore(parsed.postgres)
     if synchronous is not None and parsed.synchronous is not None and synchronous != parsed.synchronous:

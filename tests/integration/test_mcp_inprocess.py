@@ -19,6 +19,7 @@ from mcp import Client
 
 import sessionwatch.aio
 from sessionwatch import Actor, SignalKind
+from sessionwatch.adapters.extras import install_hint
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.tools.config import ToolContext, ToolsConfig
 from sessionwatch.integrations.mcp import NoticeFeed, build_server, notices_uri
@@ -52,7 +53,8 @@ def test_without_the_mcp_extra_the_command_exits_2_naming_the_install_line(tmp_p
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.count("\n") == 1
-    assert "pip install 'sessionwatch[mcp]'" in done.stderr
+    assert done.stderr.rstrip().endswith(install_hint("mcp"))
+    assert "pip install 'mcp<3," in done.stderr
     assert not store.exists()
 
 

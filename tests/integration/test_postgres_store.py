@@ -26,6 +26,7 @@ from stores import PG_URL, admin, needs_postgres, postgres_url, with_query
 
 import sessionwatch
 from sessionwatch import Actor, InvalidStoreUrl, SessionWatch, Signal, StoreError
+from sessionwatch.adapters.extras import install_hint
 from sessionwatch.adapters.stores.postgres import PostgresSignalStore
 from sessionwatch.adapters.stores.urls import DEFAULT_SCHEMA, parse_url
 
@@ -112,7 +113,8 @@ except sessionwatch.StoreError as exc:
 def test_without_psycopg_sessionwatch_works_and_a_postgresql_url_names_the_extra_to_install() -> None:
     done = subprocess.run([sys.executable, "-c", WITHOUT_PSYCOPG], capture_output=True, text=True, check=True)
 
-    assert "pip install 'sessionwatch[postgres]'" in done.stdout
+    assert f"the postgres extra: {install_hint('postgres')}" in done.stdout
+    assert "pip install 'psycopg[binary]" in done.stdout
 
 
 # ---------------------------------------------------------------------------------- the store

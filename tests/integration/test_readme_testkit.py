@@ -18,6 +18,7 @@ from hypothesis import settings
 
 import sessionwatch
 from sessionwatch import Actor, Clock, SessionWatch, SignalKind, Waker
+from sessionwatch.adapters.extras import install_hint
 from sessionwatch.adapters.stores.memory import MemorySignalStore
 from sessionwatch.testing import SessionWatchMachine
 
@@ -168,4 +169,5 @@ def test_the_kit_without_hypothesis_says_which_extra_to_install() -> None:
         "    print(exc)\n"
     )
     assert result.returncode == 0, result.stderr
-    assert "pip install 'sessionwatch[testing]'" in result.stdout
+    assert f"the testing extra: {install_hint('testing')}" in result.stdout
+    assert "pip install 'hypothesis>=" in result.stdout
