@@ -47,13 +47,13 @@ _NOT_SOURCE = shutil.ignore_patterns(
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[zipfile.ZipFile]:
-    """The wheel `python -m build` makes from a clean copy of the source tree."""
+    """The wheel the install guide's command (`pip wheel --no-deps`) makes from a copy of the source tree."""
     source = tmp_path_factory.mktemp("source") / "sessionwatch"
     shutil.copytree(REPO, source, ignore=_NOT_SOURCE)
     out = tmp_path_factory.mktemp("dist")
     # An isolated build: the backend version pyproject.toml asks for, not whatever the venv has.
     result = subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(source)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(out), str(source)],
         capture_output=True,
         text=True,
         timeout=BUILD_TIMEOUT,
@@ -175,3 +175,11 @@ def test_the_wheel_imports_its_layers_from_itself(wheel: zipfile.ZipFile, tmp_pa
     assert len(files) == 4
     for file in files:
         assert Path(file).is_relative_to(unpacked), f"{file} was not imported from the wheel"
+
+
+def test_the_guides_install_the_file_the_documented_command_builds(wheel: zipfile.ZipFile) -> None:
+    built = Path(str(wheel.filename)).name
+    for page in (REPO / "README.md", REPO / "docs" / "index.md"):
+        named = re.findall(r"dist/(sessionwatch-[^'\[\s`]+\.whl)", page.read_text(encoding="utf-8"))
+        assert named, f"{page.name} shows how to install the built wheel"
+        assert set(named) == {built}, page
