@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
@@ -29,6 +30,7 @@ from sessionwatch.adapters.entry.cli_text import (
     PROG,
     CliError,
     naming_the_flag,
+    naming_the_source,
     naming_the_store,
     one_line,
 )
@@ -56,10 +58,15 @@ EXIT_CODES = (
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that raises instead of printing usage over several lines and exiting."""
+    """argparse that raises instead of printing usage over several lines and exiting.
+
+    An error about one option starts with that option, as every other option error does
+    (`--transport: invalid choice: ...`, not `argument --transport: ...`).
+    """
 
     def error(self, message: str) -> NoReturn:
-        raise CliError(message)
+        about_one = re.fullmatch(r"argument ([^\s:]+): (.*)", message, flags=re.DOTALL)
+        raise CliError(f"{about_one[1]}: {about_one[2]}" if about_one else message)
 
 
 def _fail(message: str) -> None:
@@ -144,7 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("key", metavar="KEY", help="session key, e.g. agent:main:subagent:child")
     status.add_argument("--since", metavar="N", help="changesSince: an integer >= 0")
     status.add_argument("--agent", metavar="ID", help="agent id (required for bare keys such as global)")
-    status.add_argument("--limit", metavar="N", default="200", help="page size, clamped into [1, 200]")
+    status.add_argument(
+        "--limit", metavar="N", default="200", help="page size: at least 1; more than 200 is read as 200"
+    )
     status.add_argument(
         "--as-of",
         metavar="SEQUENCE",
@@ -415,6 +424,9 @@ def _run(argv: Sequence[str] | None) -> int:
     except InvalidStoreUrl as exc:
         guard.undo()
         raise CliError(naming_the_store(str(exc), args)) from None
+    except HistoryError as exc:
+        guard.undo()
+        raise CliError(naming_the_source(exc, args)) from None
     except BaseException:
         guard.undo()
         raise

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from sessionwatch.adapters.entry.cli_store import StoreUse
-from sessionwatch.adapters.entry.cli_text import EXIT_OK, PROG, CliError, one_line
+from sessionwatch.adapters.entry.cli_text import EXIT_OK, PROG, CliError, naming_the_store, one_line
+from sessionwatch.adapters.stores.port import StoreError
 from sessionwatch.adapters.stores.urls import parse_url
 
 HOOK_LOG_PREFIX = f"{PROG} claude-code hook"
@@ -137,6 +138,8 @@ def install_command(args: argparse.Namespace) -> int:
     project = Path(args.project).absolute()
     if not project.is_dir():
         raise CliError(f"--project: {project} is not a directory")
+    if not args.program.strip():
+        raise CliError("--program: must name the sessionwatch executable, not be empty")
     try:
         results = install(project, db=args.db, program=args.program)
     except InstallError as exc:
@@ -166,6 +169,8 @@ def mcp_command(args: argparse.Namespace) -> int:
         url, key = register_server_session(args.db, os.environ)
     except HookInputError as exc:
         raise CliError(str(exc)) from None
+    except StoreError as exc:  # the store the session's hook and server share cannot be opened
+        raise CliError(naming_the_store(str(exc), args)) from None
     passed = list(args.mcp_options)
     if passed[:1] == ["--"]:
         passed = passed[1:]

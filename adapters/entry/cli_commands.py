@@ -23,6 +23,7 @@ from sessionwatch.adapters.entry.cli_text import (
     EXIT_NO,
     EXIT_OK,
     CliError,
+    check_record,
     format_audit,
     format_prune,
     format_rows,
@@ -31,9 +32,12 @@ from sessionwatch.adapters.entry.cli_text import (
     format_sweep,
     format_watched,
     format_watching,
+    naming_the_option,
     parse_actor,
+    parse_file_to_read,
+    parse_file_to_write,
     parse_integer,
-    parse_path,
+    parse_number,
     parse_payload,
     print_json,
 )
@@ -42,7 +46,7 @@ from sessionwatch.adapters.entry.watch import SessionWatch
 from sessionwatch.adapters.entry.watch_open import open_watch
 from sessionwatch.adapters.history.jsonl import export_history, import_history
 from sessionwatch.adapters.history.openclaw import import_openclaw
-from sessionwatch.domain.keys import SessionIdentity, resolve_identity
+from sessionwatch.domain.keys import SessionIdentity, check_agent_id, check_key, resolve_identity
 from sessionwatch.domain.ports import Waker
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.signals import notifying_kinds, to_epoch_ms
@@ -82,15 +86,15 @@ class WakeRequests:
 def status_command(args: argparse.Namespace) -> int:
     """`status KEY`: the head, and with `--since` the delta (with `--as-of`, as it was then)."""
     since = None if args.since is None else parse_integer(args.since, "changes_since")
-    limit = parse_integer(args.limit, "limit")
+    limit = parse_integer(args.limit, "limit", minimum=1)
     if args.archive is not None and args.as_of is None:
         raise CliError("--archive: only with --as-of")
-    archive = None if args.archive is None else parse_path(args.archive, "--archive")
+    archive = None if args.archive is None else parse_file_to_read(args.archive, "--archive")
+    as_of = None if args.as_of is None else parse_integer(args.as_of, "as_of")
     with _open_existing(args) as watch:
-        if args.as_of is None:
+        if as_of is None:
             status = watch.session_status(args.key, changes_since=since, limit=limit, agent_id=args.agent)
         else:
-            as_of = parse_integer(args.as_of, "as_of")
             # A file that is not a prune archive is an InvalidQuery naming `archive`.
             status = watch.status_as_of(
                 args.key, as_of, changes_since=since, limit=limit, agent_id=args.agent, archive=archive
@@ -199,8 +203,9 @@ def import_openclaw_command(args: argparse.Namespace) -> int:
 
 def list_command(args: argparse.Namespace) -> int:
     """`list`: the known sessions, with their heads."""
+    agent = None if args.agent is None else check_agent_id(args.agent)
     with _open_existing(args) as watch:
-        rows = watch.sessions_list(agent_id=args.agent)
+        rows = watch.sessions_list(agent_id=agent)
     if args.json:
         print_json([row.to_json() for row in rows])
     else:
@@ -212,6 +217,7 @@ def record_command(args: argparse.Namespace) -> int:
     """`record KIND KEY`: one signal through the strict API."""
     actor = parse_actor(args.actor)
     payload = parse_payload(args.payload)
+    check_record(args, actor, payload)
     with open_watch(args.db, notify_terminal_runs=args.notify_terminal_runs, sweep_on_open=False) as watch:
         signal = watch.record(
             args.key,
@@ -248,6 +254,7 @@ def _refusal(watcher: str, target: SessionIdentity) -> str:
 
 def watch_command(args: argparse.Namespace) -> int:
     """`watch WATCHER TARGET`: register a watch at the head (exit 1, nothing written, when refused)."""
+    check_key(args.watcher, "watcher_key")
     target = _target(args)
     with open_watch(args.db, notify_terminal_runs=args.notify_terminal_runs, sweep_on_open=False) as watch:
         before = watch.cursor(args.watcher, target.session_key, target_agent_id=target.agent_id)
@@ -352,14 +359,13 @@ def sweep_command(args: argparse.Namespace) -> int:
 
 def prune_command(args: argparse.Namespace) -> int:
     """`prune`: prune to the retention given by the options."""
+    days = parse_number(args.days, "--days")
+    max_signals = parse_integer(args.max_signals, "max_signals")
+    archive = None if args.archive is None else parse_file_to_write(args.archive, "--archive")
     try:
-        policy = Retention(
-            days=float(args.days),
-            max_signals=parse_integer(args.max_signals, "max_signals"),
-            archive=None if args.archive is None else parse_path(args.archive, "--archive"),
-        )
-    except (ValueError, ValidationError) as exc:
-        raise CliError(f"retention: {_first_error(exc)}") from None
+        policy = Retention(days=days, max_signals=max_signals, archive=archive)
+    except ValidationError as exc:
+        raise CliError(naming_the_option(exc, args)) from None
     with _open_existing(args, retention=policy) as watch, progress("prune") as _:
         report = watch.prune(force=True)
     if policy.archive is not None:
@@ -374,13 +380,6 @@ def prune_command(args: argparse.Namespace) -> int:
 def _touch(path: str | Path) -> None:
     """Create the archive a prune was given, empty when nothing was pruned: the next command reads it."""
     os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
-
-
-def _first_error(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        error = exc.errors()[0]
-        return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
-    return str(exc)
 
 
 def _this_command() -> str:

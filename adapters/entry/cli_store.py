@@ -1,35 +1,37 @@
-"""Which SQLite file a command may open, and what a failed command leaves behind: nothing.
+"""Which store a command may open, and what a failed command leaves behind: nothing.
 
-Shell code only. A reading command needs an existing sessionwatch store; a creating command may
-start one in a new or 0-byte file. No command turns another program's file into a store, and a
-creating command that fails (or answers "no") on a file it created or filled leaves it as it was.
+Shell code only. A command that needs a store (every one that reads, and those that only change
+what a store holds) refuses one that does not exist: a missing or 0-byte SQLite file, a missing
+PostgreSQL schema or one without sessionwatch tables. A creating command may start one. No command
+turns another program's file into a store, and a creating command that fails (or answers "no")
+on a file or schema it started leaves none (ADR-0033, ADR-0051).
 """
 
 from __future__ import annotations
 
 import argparse
 import sqlite3
-from contextlib import closing
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from urllib.parse import quote
 
-from sessionwatch.adapters.entry.cli_text import CliError
+from sessionwatch.adapters.entry.cli_text import CliError, naming_the_store
+from sessionwatch.adapters.stores.port import StoreError
 from sessionwatch.adapters.stores.sql import sqlite_schema
-from sessionwatch.adapters.stores.urls import parse_url
+from sessionwatch.adapters.stores.sqlite_reading import reading, side_files
+from sessionwatch.adapters.stores.urls import PostgresUrl, parse_url
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _STORE_TABLES = frozenset({sqlite_schema.EVENTS_TABLE, "sw_meta"})
 """Tables every sessionwatch SQLite store has from its first open on."""
-_SIDE_FILES = ("-wal", "-shm", "-journal")
+_HOW_TO_FIX = "pass --db with the store to read, or record something first"
 
 
 class StoreUse(Enum):
     """How a command uses the store `--db` names."""
 
     DEMO = "demo"  # the demo's own file (which it resets), else like CREATE for the --db it is given
-    READ = "read"  # an existing sessionwatch store only
+    READ = "read"  # an existing sessionwatch store only: it reads, or changes what the store holds
     CREATE = "create"  # an existing store, or a new one in a missing or 0-byte file
     OWN = "own"  # the command checks its store itself (the Claude Code hook must never fail)
 
@@ -57,7 +59,7 @@ def _kind(path: Path) -> tuple[_Kind, str]:
     if header != _SQLITE_MAGIC:
         return _Kind.FOREIGN, "it is not a SQLite database"
     try:
-        with closing(_read_only(path)) as raw:
+        with reading(path) as raw:
             tables = {row[0] for row in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except sqlite3.Error as exc:
         return _Kind.FOREIGN, f"it cannot be read as a SQLite database ({exc})"
@@ -68,18 +70,23 @@ def _kind(path: Path) -> tuple[_Kind, str]:
 
 @dataclass
 class StoreGuard:
-    """The SQLite file a creating command may start, and how to leave it as it was on failure."""
+    """The store a creating command may start, and how to leave things as they were on failure."""
 
     path: Path | None = None
     was_empty: bool = False
     side_files: tuple[Path, ...] = ()
+    schema: PostgresUrl | None = None
+    """A PostgreSQL schema that held no store when the command began."""
+    schema_existed: bool = False
 
     @classmethod
     def check(cls, args: argparse.Namespace, use: StoreUse) -> StoreGuard:
-        """Refuse, before anything is opened, a file this command must not read or turn into a store."""
+        """Refuse, before anything is opened, a store this command must not read, create or convert."""
         if use is StoreUse.OWN or (use is StoreUse.DEMO and args.db is None):
             return cls()
         parsed = parse_url(args.db)
+        if parsed.postgres is not None and use is not StoreUse.DEMO:  # the demo says it needs a file
+            return cls._check_schema(args, parsed.postgres, use)
         if parsed.scheme != "sqlite":
             return cls()
         path = Path(parsed.path)
@@ -87,31 +94,59 @@ class StoreGuard:
         if kind is _Kind.STORE:
             return cls()
         if kind is _Kind.FOREIGN:
-            raise CliError(f"--db: {path} is not a sessionwatch store ({why}); nothing was changed")
+            raise _refused(args, f"{path} is not a sessionwatch store ({why}); nothing was changed")
         if use is StoreUse.READ:
             state = "is an empty file" if kind is _Kind.EMPTY else "does not exist"
-            raise CliError(
-                f"--db: no store at {path} (it {state}); pass --db with the store to read, "
-                "or record something first"
+            raise _refused(args, f"no store at {path} (it {state}); {_HOW_TO_FIX}")
+        if not path.parent.is_dir():
+            raise _refused(
+                args, f"cannot create a store at {path}: the directory {path.parent} does not exist"
             )
-        existing = tuple(p for p in _side_files(path) if p.exists())
+        existing = tuple(p for p in side_files(path) if p.exists())
         return cls(path, was_empty=kind is _Kind.EMPTY, side_files=existing)
 
+    @classmethod
+    def _check_schema(cls, args: argparse.Namespace, url: PostgresUrl, use: StoreUse) -> StoreGuard:
+        """A command that needs a store refuses a schema without one; a creating one may start it."""
+        try:
+            from sessionwatch.adapters.stores.postgres_probe import SchemaKind, schema_kind  # noqa: PLC0415
+        except ImportError:  # no driver: opening the store says how to install it
+            return cls()
+        try:
+            kind = schema_kind(url)
+        except StoreError as exc:
+            raise _refused(args, str(exc)) from None
+        if kind is SchemaKind.STORE:
+            return cls()
+        if use is StoreUse.READ:
+            raise _refused(
+                args, f"no store in PostgreSQL schema {url.schema!r} ({kind.value}); {_HOW_TO_FIX}"
+            )
+        return cls(schema=url, schema_existed=kind is SchemaKind.EMPTY)
+
     def undo(self) -> None:
-        """Give back the missing or 0-byte file the failed command found, if it still holds no history."""
+        """Give back the missing or 0-byte file, or the schema without a store, the failed command found.
+
+        Only while it still holds no history: a store another process wrote to meanwhile is kept.
+        """
+        if self.schema is not None:
+            from sessionwatch.adapters.stores.postgres_probe import drop_if_unused  # noqa: PLC0415
+
+            drop_if_unused(self.schema, keep_schema=self.schema_existed)
         if self.path is None or not _holds_no_history(self.path):
             return
         if self.was_empty:
             self.path.write_bytes(b"")
         else:
             self.path.unlink(missing_ok=True)
-        for side in _side_files(self.path):
+        for side in side_files(self.path):
             if side not in self.side_files:
                 side.unlink(missing_ok=True)
 
 
-def _side_files(path: Path) -> list[Path]:
-    return [path.with_name(path.name + suffix) for suffix in _SIDE_FILES]
+def _refused(args: argparse.Namespace, message: str) -> CliError:
+    """The one error line of a store this command cannot use, naming where its URL came from."""
+    return CliError(naming_the_store(message, args))
 
 
 def _holds_no_history(path: Path) -> bool:
@@ -122,12 +157,8 @@ def _holds_no_history(path: Path) -> bool:
     if kind is _Kind.FOREIGN:
         return False
     try:
-        with closing(_read_only(path)) as raw:
+        with reading(path) as raw:
             (count,) = raw.execute(f"SELECT count(*) FROM {sqlite_schema.EVENTS_TABLE}").fetchone()
     except sqlite3.Error:
         return False
     return int(count) == 0
-
-
-def _read_only(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"file:{quote(str(path.absolute()))}?mode=ro", uri=True)

@@ -10,11 +10,17 @@ import argparse
 import json
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NoReturn
 
+from pydantic import ValidationError
+
+from sessionwatch.adapters.app.clock import SystemClock
 from sessionwatch.adapters.app.reports import AuditReport, PruneReport, SweepReport
+from sessionwatch.adapters.stores.port import StoreNotEmptyError
 from sessionwatch.adapters.stores.urls import ENV_URL
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal
+from sessionwatch.domain.recording import check_signal
 from sessionwatch.domain.signals import Actor
 from sessionwatch.projections.audit import VIOLATION_KINDS
 from sessionwatch.projections.models import Cursor, SessionRow, SessionStatus, Signal
@@ -130,12 +136,23 @@ def parse_payload(text: str | None) -> dict[str, object] | None:
     return value
 
 
-def parse_integer(text: str, field: str) -> int:
-    """A decimal integer; the range is the core's to check (`changes_since >= 0`, limit clamping)."""
+def parse_integer(text: str, field: str, *, minimum: int | None = None) -> int:
+    """A decimal integer, at least `minimum` when given; other ranges are the core's to check."""
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
         raise InvalidQuery(field, f"must be an integer, not {text!r}") from None
+    if minimum is not None and value < minimum:
+        raise InvalidQuery(field, f"must be at least {minimum}, not {text!r}")
+    return value
+
+
+def parse_number(text: str, option: str) -> float:
+    """A decimal number; its range is the core's to check."""
+    try:
+        return float(text)
+    except ValueError:
+        raise CliError(f"{option}: must be a number, not {text!r}") from None
 
 
 def parse_path(text: str, option: str) -> str:
@@ -143,6 +160,85 @@ def parse_path(text: str, option: str) -> str:
     if "\x00" in text:
         raise CliError(f"{option}: a path cannot contain a NUL character")
     return text
+
+
+def parse_file_to_read(text: str, option: str) -> str:
+    """The path of an existing file, checked before any store is opened."""
+    path = Path(parse_path(text, option))
+    try:
+        if path.is_dir():
+            raise CliError(f"{option}: {text} is a directory, not a file")
+        if not path.is_file():
+            raise CliError(f"{option}: no such file: {text}")
+    except OSError as exc:  # a name too long, for one
+        raise CliError(f"{option}: cannot use {text}: {exc.strerror or exc}") from None
+    return text
+
+
+def parse_file_to_write(text: str, option: str) -> str:
+    """The path of a file the command appends to, or creates in an existing directory.
+
+    Checked before any store is opened, so nothing is pruned or created for a file that cannot be.
+    """
+    path = Path(parse_path(text, option))
+    try:
+        if path.is_dir():
+            raise CliError(f"{option}: {text} is a directory, not a file")
+        if not path.exists():
+            if not path.absolute().parent.is_dir():
+                raise CliError(f"{option}: the directory {path.parent} does not exist")
+            writable = os.access(path.absolute().parent, os.W_OK | os.X_OK)
+        else:
+            writable = os.access(path, os.W_OK)
+    except OSError as exc:  # a name too long, for one
+        raise CliError(f"{option}: cannot use {text}: {exc.strerror or exc}") from None
+    if not writable:
+        raise CliError(f"{option}: {text} cannot be written (permission denied)")
+    return text
+
+
+def check_record(args: argparse.Namespace, actor: Actor, payload: dict[str, object] | None) -> None:
+    """Every field `record` was given, checked as the core checks it, before any store is opened."""
+    check_signal(
+        session_key=args.key,
+        agent_id=args.agent,
+        kind=args.kind,
+        actor_type=actor.actor_type,
+        actor_id=actor.actor_id,
+        summary=args.summary,
+        payload=payload,
+        run_id=args.run_id,
+        dedupe_key=args.dedupe_key,
+        watchers=tuple(args.watchers or ()),
+        now=SystemClock().now(),
+    )
+
+
+def naming_the_option(exc: ValidationError, args: argparse.Namespace) -> str:
+    """A settings model's first error (`Retention`), naming the option that sets the field and its value."""
+    error = exc.errors()[0]
+    field = ".".join(str(part) for part in error["loc"])
+    reason = error["msg"][:1].lower() + error["msg"][1:]
+    flag = flag_of(field, args)
+    if flag is None:
+        return f"{field}: {reason}"
+    given = getattr(args, _FIELD_FLAGS[field.split(".", 1)[0]][0])
+    return f"{flag}: {reason}, not {given!r}"
+
+
+_READ_BY = {"import": "FILE", "import-openclaw": "PATH"}
+"""The argument naming the file each importer reads."""
+
+
+def naming_the_source(exc: Exception, args: argparse.Namespace) -> str:
+    """An import refused: for a store that already holds history, `--db`; else the file it read."""
+    message = str(exc)
+    if isinstance(exc.__cause__, StoreNotEmptyError):
+        return naming_the_store(message, args)
+    argument = _READ_BY.get(getattr(args, "command", ""))
+    if argument is None or message.startswith(f"{argument}:"):
+        return message
+    return f"{argument}: {message}"
 
 
 # ------------------------------------------------------------------------------------- formatting

@@ -109,8 +109,9 @@ def demo_url(db_url: str | None) -> tuple[str, bool]:
     """
     if db_url is None:
         return f"sqlite:///{DEMO_PATH}", True
-    if parse_url(db_url).scheme != "sqlite":
-        raise InvalidStoreUrl("url: the demo restarts its store, so it needs a SQLite file, not memory://")
+    scheme = parse_url(db_url).scheme
+    if scheme != "sqlite":
+        raise InvalidStoreUrl(f"url: the demo restarts its store, so it needs a SQLite file, not {scheme}://")
     return db_url, False
 
 

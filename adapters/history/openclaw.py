@@ -8,7 +8,8 @@ stream, then one `store.pruned.v4` checkpoint carrying every head, watermark and
 the reference has them (a prune that removed nothing: the reference's own prunes are already
 behind it). The store is then bulk-loaded like any imported history, and `audit` runs on it.
 
-Read-only on the reference file. What cannot be carried is reported, never guessed:
+Read-only on the reference file, leaving nothing beside it. What cannot be carried is reported,
+never guessed:
 - a cursor on a bare target key (the reference's targets carry no agent id) is resolved through the
   single head with that key; none or several is `unresolved` / `ambiguous` and the cursor skipped;
 - a cursor whose watcher is its own target (the reference makes one when a session spawns itself,
@@ -28,7 +29,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterator
-from contextlib import closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ from pydantic import ValidationError
 from sessionwatch.adapters.history.jsonl import HistoryError
 from sessionwatch.adapters.stores.mapper import STORE_STREAM_ID, session_stream_id
 from sessionwatch.adapters.stores.port import HistoryTail, SignalStore, StoreNotEmptyError
+from sessionwatch.adapters.stores.sqlite_reading import reading
 from sessionwatch.domain.errors import InvalidSignal
 from sessionwatch.domain.events import DomainEvent
 from sessionwatch.domain.keys import SessionIdentity, agent_id_of
@@ -112,7 +113,8 @@ def import_openclaw(
     memory does not grow with them; `progress(n)` is called every 1,000 signals, and at the end.
     """
     if store.last_sequence() or store.stored_event_count():
-        raise OpenclawImportError("the store already holds history; import into a new, empty store")
+        full = StoreNotEmptyError("the store already holds history; import into a new, empty store")
+        raise OpenclawImportError(str(full)) from full
     path = Path(path)
     reference = _read(path)
     heads_by_key: dict[str, list[str]] = {}
@@ -250,7 +252,7 @@ def _read(path: Path) -> _Reference:
     if not path.is_file():
         raise OpenclawImportError(f"no reference database at {path}")
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as raw:
+        with reading(path) as raw:
             reference = _Reference()
             raw.execute(_EVENTS.replace("ORDER BY sequence", "LIMIT 0"))  # the table is there, readable
             reference.heads = [(k, a, int(h), int(w)) for k, a, h, w in raw.execute(_HEADS)]
@@ -275,7 +277,7 @@ def _read(path: Path) -> _Reference:
 def _signals(path: Path, reference: _Reference) -> Iterator[SignalRecorded]:
     """The reference's signal rows in sequence order, read as they are consumed."""
     try:
-        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as raw:
+        with reading(path) as raw:
             rows = raw.execute(_EVENTS)
             while page := rows.fetchmany(1000):
                 for row in page:

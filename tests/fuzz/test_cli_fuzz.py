@@ -2,7 +2,9 @@
 
 Whatever the arguments, `sessionwatch` exits 0, 1 or 2 (3 is an internal error: a bug), never
 prints a traceback, and a failure (2) is exactly one non-empty line on stderr with nothing on stdout
-and nothing written: the store's whole state (tests/snapshots.py) is the same before and after.
+and nothing written: the store's whole state (tests/snapshots.py) is the same before and after, and
+a failure or a "no" answer (1) leaves the store's folder holding exactly the files it held (no
+`-wal` or `-shm` beside the store, no file the command started).
 Most runs are in-process through `main(argv)`; a few are real processes, for what only a process
 has: argv bytes that are not UTF-8, and the console script's own exit status.
 """
@@ -97,6 +99,7 @@ class Cli:
     def __init__(self, capsys: pytest.CaptureFixture[str], url: str) -> None:
         self.capsys = capsys
         self.url = url
+        self.folder = Path(url.removeprefix("sqlite:///")).parent
 
     def run(self, *argv: str) -> Outcome:
         code = main(list(argv))
@@ -106,9 +109,12 @@ class Cli:
     def well_formed(self, *argv: str) -> Outcome:
         """Run; the exit status is 0, 1 or 2, and a failure is one line and writes nothing."""
         before = state_at(self.url)
+        held = files_in(self.folder)
         outcome = self.run(*argv)
         assert outcome.code in (0, 1, 2), outcome
         assert "Traceback" not in outcome.err
+        if outcome.code != 0:
+            assert files_in(self.folder) == held, (argv, outcome)
         if outcome.code == 2:
             assert_one_error_line(outcome)
             assert state_at(self.url) == before
@@ -121,6 +127,11 @@ class Cli:
         outcome = self.well_formed(*argv)
         assert outcome.code == 2, outcome
         return outcome
+
+
+def files_in(folder: Path) -> list[str]:
+    """The files a command could leave behind (Hypothesis keeps its own database apart)."""
+    return sorted(path.name for path in folder.iterdir() if not path.name.startswith(".hypothesis"))
 
 
 def assert_one_error_line(outcome: Outcome) -> None:

@@ -85,7 +85,7 @@ def test_a_bad_history_is_one_line_naming_the_line_and_writes_nothing(
     code, out, err = run(capsys, "import", str(history), "--db", target)
     assert (code, out) == (2, "")
     assert err.count("\n") == 1
-    assert err.startswith("sessionwatch: error: line 3:")
+    assert err.startswith("sessionwatch: error: FILE: line 3:")
     # the refused import created nothing: the target is still not a store
     assert not (tmp_path / "b.db").exists()
     code, _, err = run(capsys, "list", "--db", target)

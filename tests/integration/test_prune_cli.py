@@ -300,7 +300,7 @@ def test_a_bad_max_signals_value_is_one_error_line_and_writes_nothing(
     outcome = cli(capsys, "prune", f"--max-signals={max_signals}", "--db", url, "--archive", str(archive))
 
     line = assert_one_line_error(outcome)
-    assert "max_signals" in line
+    assert line.startswith("sessionwatch: error: --max-signals: "), line
     assert snapshot(url) == before
     assert not archive.exists()
 
