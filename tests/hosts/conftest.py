@@ -26,6 +26,7 @@ SELECTED = pytest.StashKey[list[str]]()
 FOLDER = "host-scenarios"
 
 
+@pytest.hookimpl(trylast=True)  # after -k and -m deselected what they deselect
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Remember which scenarios the selected tests read, so only those run."""
     names: list[str] = []
@@ -62,7 +63,7 @@ def hosts(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     """The results table of the scenarios that ran, per host."""
     factory = getattr(config, "_tmp_path_factory", None)
-    if factory is None or os.environ.get("PYTEST_XDIST_WORKER"):
+    if factory is None or os.environ.get("PYTEST_XDIST_WORKER") or not config.stash.get(SELECTED, []):
         return
     folder = factory.getbasetemp() / FOLDER
     if not folder.is_dir():
