@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck docs pytest install bench clean
+.PHONY: demo test lint typecheck docs pytest install bench clean hosts hosts-report hosts-capture
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,8 +48,23 @@ docs: install
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # Spread over every core (pytest-xdist); each test uses its own store, folder and schema.
+# The suite includes tests/hosts, which drives the real Claude Code and Codex CLIs (installed once
+# from the npm registry into ~/.cache/sessionwatch-hosts); without node, npm or tmux it skips,
+# unless SESSIONWATCH_REQUIRE_HOSTS=1 (CI), where it fails.
 pytest: install
 	$(BIN)/python -m pytest -q -n auto
+
+# The real-host suite alone; its results table is printed at the end.
+hosts: install
+	$(BIN)/python -m pytest -q -n auto tests/hosts
+
+# Every real-host scenario once, and the results table (no pytest).
+hosts-report: install
+	$(BIN)/python tests/hosts/report.py
+
+# The same, writing the regression fixtures of tests/data/hosts/ from the run.
+hosts-capture: install
+	$(BIN)/python tests/hosts/report.py --capture
 
 test: lint typecheck docs pytest
 
