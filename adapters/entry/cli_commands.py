@@ -18,7 +18,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from sessionwatch.adapters.app.clock import SystemClock
-from sessionwatch.adapters.entry.cli_progress import counted, counting_lines, progress, showing
+from sessionwatch.adapters.entry.cli_progress import counted, progress
 from sessionwatch.adapters.entry.cli_text import (
     EXIT_NO,
     EXIT_OK,
@@ -114,10 +114,10 @@ def audit_command(args: argparse.Namespace) -> int:
 
 
 def export_command(args: argparse.Namespace) -> int:
-    """`export`: the event history as JSON Lines on stdout."""
-    with _open_existing(args) as watch, progress("export", "events written") as count:
-        write = counting_lines(sys.stdout.write, count) if showing() else sys.stdout.write
-        export_history(watch.store, write)
+    """`export`: the history as JSON Lines on stdout, the same bytes whether a terminal shows progress."""
+    out = sys.stdout  # looked up once, before any display starts
+    with _open_existing(args) as watch, progress("export", "events written", output=out) as count:
+        export_history(watch.store, out, progress=count)
     return EXIT_OK
 
 
