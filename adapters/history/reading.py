@@ -54,8 +54,6 @@ HISTORY_FORMAT: Final = "sessionwatch.history"
 HISTORY_VERSION: Final = 2
 """The version export writes: 2 ends with a trailer (`trailer`); 1, sessionwatch 0.1.0's, has none."""
 READ_VERSIONS: Final = frozenset({1, HISTORY_VERSION})
-TRAILER_KEY: Final = "trailer"
-"""The key that marks a history's trailer line (its value is `HISTORY_FORMAT`)."""
 _HEADER_KEYS: Final = frozenset({"format", "version", "sequence", "streams"})
 _EVENT_KEYS: Final = frozenset({"stream", "version", "type", "payload"})
 
@@ -282,13 +280,6 @@ class Parser:
     def parse(self, number: int, text: str) -> tuple[UUID, int, DomainEvent]:
         """Line `number`'s stream, version and decoded event, or `HistoryError` naming the problem."""
         value = _json_object(number, text)
-        if TRAILER_KEY in value:
-            raise HistoryError(
-                "a trailer must be the history's last line, and lines follow this one"
-                if self.header.version != 1
-                else "a trailer in a version 1 history, which has none",
-                line=number,
-            )
         _keys(number, value, _EVENT_KEYS, "event")
         text = value["stream"]
         stream = self.stream_ids.get(text) if isinstance(text, str) else None

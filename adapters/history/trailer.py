@@ -17,9 +17,13 @@ from typing import Final
 
 import orjson
 
-from sessionwatch.adapters.history.reading import HISTORY_FORMAT, TRAILER_KEY, Header, HistoryError
+from sessionwatch.adapters.history.reading import HISTORY_FORMAT, Header, HistoryError
 
+TRAILER_KEY: Final = "trailer"
+"""The key that marks a history's trailer line (its value is `HISTORY_FORMAT`)."""
 _KEYS: Final = frozenset({"events", "sha256", TRAILER_KEY})
+_TRAILER_END: Final = f'"{TRAILER_KEY}":"{HISTORY_FORMAT}"}}'
+"""How a trailer line ends (its last key), and an event line never does (its last key is `payload`)."""
 _HEX: Final = re.compile(r"[0-9a-f]{64}")
 SHAPE: Final = '{"events": N, "sha256": "<64 hex digits>", "trailer": "sessionwatch.history"}'
 """The trailer as an error message shows it."""
@@ -88,16 +92,20 @@ def event_lines(
 
     A version 2 history's last line is held back and checked as its trailer once every line before
     it went by, so a consumer that reads to the end gets `HistoryError` for a history that was cut
-    or changed, before it finishes. A version 1 history has no trailer: every line is an event line.
+    or changed, before it finishes; a trailer with lines after it is refused where it stands. A
+    version 1 history has no trailer: every line is an event line.
     """
     if header.version == 1:
-        yield from numbered
+        for number, text in numbered:
+            _not_a_trailer(number, text, "a trailer in a version 1 history, which has none")
+            yield number, text
         return
     digest = Digest()
     digest.add_read(header_text)
     held: tuple[int, str] | None = None
     for item in numbered:
         if held is not None:
+            _not_a_trailer(*held, "a trailer must be the history's last line, and lines follow this one")
             digest.add_read(held[1])
             yield held
         held = item
@@ -107,3 +115,8 @@ def event_lines(
             " (its event count and digest), so it was cut or is not a whole export"
         )
     digest.check(held[0], held[1], digest.lines - 1)
+
+
+def _not_a_trailer(number: int, text: str, refusal: str) -> None:
+    if text.rstrip("\r\n").endswith(_TRAILER_END):
+        raise HistoryError(refusal, line=number)

@@ -194,3 +194,5 @@ def test_checking_a_whole_history_reads_its_header_and_refuses_a_cut_one() -> No
         check_history(lines[:2])
     with pytest.raises(HistoryError, match="no header"):
         check_history([])
+    with pytest.raises(HistoryError, match=f"^line {len(lines)}: a trailer must be the history's last line"):
+        check_history([*lines, lines[1]])
