@@ -371,8 +371,10 @@ def _history_commands(commands: argparse._SubParsersAction[_Parser], common: lis
         run.export_command,
         help="write the whole history as JSON Lines to stdout",
         description="The event history as JSON Lines (a header, then one stored event per line with "
-        "its stream, version, stored name and payload), for archives and for moving between stores: "
-        "`sessionwatch export --db A > history.jsonl`, then `sessionwatch import history.jsonl --db B`.",
+        "its stream, version, stored name and payload, then a trailer with the event count and the "
+        "sha256 digest of every byte before it), for archives and for moving between stores: "
+        "`sessionwatch export --db A > history.jsonl`, then `sessionwatch import history.jsonl --db B`. "
+        "Progress goes to stderr only when it is a terminal; the output is the same bytes either way.",
     )
 
     load = _command(
@@ -382,8 +384,10 @@ def _history_commands(commands: argparse._SubParsersAction[_Parser], common: lis
         run.import_command,
         help="load an exported history into a new, empty store",
         description="Load a history written by `export` into the store named by --db, which must be "
-        "empty. Every line is checked first; on any problem nothing is written and the error names "
-        "the line.",
+        "empty. The file's trailer is checked before the store is opened: a file without it (cut), "
+        "or whose event count or digest differs (changed), is refused and creates nothing. Every "
+        "line is checked too; on any problem nothing is written and the error names the line. A "
+        "file of sessionwatch 0.1.0 (version 1, no trailer) imports with a warning.",
         store=StoreUse.CREATE,
     )
     load.add_argument("file", metavar="FILE", help="the JSON Lines file `export` wrote")

@@ -18,10 +18,11 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from sessionwatch.adapters.app.clock import SystemClock
-from sessionwatch.adapters.entry.cli_progress import counted, counting_lines, progress, showing
+from sessionwatch.adapters.entry.cli_progress import counted, progress
 from sessionwatch.adapters.entry.cli_text import (
     EXIT_NO,
     EXIT_OK,
+    PROG,
     CliError,
     check_record,
     format_audit,
@@ -44,7 +45,7 @@ from sessionwatch.adapters.entry.cli_text import (
 from sessionwatch.adapters.entry.demo import run_demo
 from sessionwatch.adapters.entry.watch import SessionWatch
 from sessionwatch.adapters.entry.watch_open import open_watch
-from sessionwatch.adapters.history.jsonl import export_history, import_history
+from sessionwatch.adapters.history.jsonl import check_history, export_history, import_history
 from sessionwatch.adapters.history.openclaw import import_openclaw
 from sessionwatch.domain.keys import SessionIdentity, check_agent_id, check_key, resolve_identity
 from sessionwatch.domain.ports import Waker
@@ -118,10 +119,10 @@ def audit_command(args: argparse.Namespace) -> int:
 
 
 def export_command(args: argparse.Namespace) -> int:
-    """`export`: the event history as JSON Lines on stdout."""
-    with _open_existing(args) as watch, progress("export", "events written") as count:
-        write = counting_lines(sys.stdout.write, count) if showing() else sys.stdout.write
-        export_history(watch.store, write)
+    """`export`: the history as JSON Lines on stdout, the same bytes whether a terminal shows progress."""
+    out = sys.stdout  # looked up once, before any display starts
+    with _open_existing(args) as watch, progress("export", "events written", output=out) as count:
+        export_history(watch.store, out, progress=count)
     return EXIT_OK
 
 
@@ -141,11 +142,17 @@ def _open_to_import(args: argparse.Namespace) -> SessionWatch:
 
 
 def import_command(args: argparse.Namespace) -> int:
-    """`import FILE`: load an exported history into a new, empty store."""
+    """`import FILE`: load an exported history into a new, empty store.
+
+    The file is checked whole against its trailer before the store is opened, so a cut or changed
+    file creates no store; the import then checks every line (and the trailer again) as it loads.
+    """
     source = Path(args.file)
     if not source.is_file():
         raise CliError(f"FILE: no such file: {source}")
     try:
+        with source.open(encoding="utf-8") as lines:
+            check_history(lines)
         with (
             _open_to_import(args) as watch,
             source.open(encoding="utf-8") as lines,
@@ -164,6 +171,12 @@ def import_command(args: argparse.Namespace) -> int:
         print(
             f"imported {report.events} stored events: {report.sessions} sessions, {report.signals} signals, "
             f"{report.cursors} cursors, {report.links} upstream links; sequence counter at {report.sequence}"
+        )
+    if report.version == 1:
+        print(
+            f"{PROG}: warning: {source} is a version 1 history (sessionwatch 0.1.0), which has no trailer:"
+            " a cut at a line boundary cannot be told in it; export the new store again to get one",
+            file=sys.stderr,
         )
     return EXIT_OK
 

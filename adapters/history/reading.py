@@ -51,7 +51,9 @@ from sessionwatch.domain.watch_cursor import (
 from sessionwatch.projections.read_model import ReadModel, SignalFreeProjection
 
 HISTORY_FORMAT: Final = "sessionwatch.history"
-HISTORY_VERSION: Final = 1
+HISTORY_VERSION: Final = 2
+"""The version export writes: 2 ends with a trailer (`trailer`); 1, sessionwatch 0.1.0's, has none."""
+READ_VERSIONS: Final = frozenset({1, HISTORY_VERSION})
 _HEADER_KEYS: Final = frozenset({"format", "version", "sequence", "streams"})
 _EVENT_KEYS: Final = frozenset({"stream", "version", "type", "payload"})
 
@@ -170,10 +172,11 @@ def _validation_summary(exc: ValidationError) -> str:
 
 @dataclass
 class Header:
-    """A history's first line: the sequence counter and every stream's newest version."""
+    """A history's first line: the sequence counter, every stream's newest version, the format version."""
 
     sequence: int
     streams: dict[UUID, int]
+    version: int = HISTORY_VERSION
 
 
 def read_header(number: int, text: str) -> Header:
@@ -185,10 +188,11 @@ def read_header(number: int, text: str) -> Header:
             f" not {value.get('format')!r}",
             line=number,
         )
-    if value.get("version") != HISTORY_VERSION or isinstance(value.get("version"), bool):
+    format_version = value.get("version")
+    if format_version not in READ_VERSIONS or isinstance(format_version, bool):
         raise HistoryError(
-            f"unsupported history version {value.get('version')!r}: this sessionwatch reads version"
-            f" {HISTORY_VERSION}",
+            f"unsupported history version {format_version!r}: this sessionwatch reads versions"
+            f" {', '.join(map(str, sorted(READ_VERSIONS)))}",
             line=number,
         )
     _keys(number, value, _HEADER_KEYS, "header")
@@ -204,7 +208,7 @@ def read_header(number: int, text: str) -> Header:
         if not _is_count(version, 1):
             raise HistoryError(f"stream {key}: version must be an integer >= 1, not {version!r}", line=number)
         streams[stream] = max(streams.get(stream, 0), version)
-    return Header(sequence, streams)
+    return Header(sequence, streams, format_version)
 
 
 class _Signals:

@@ -9,6 +9,7 @@ exactly as the original would (same sequences, versions and dedupe answers).
 
 from __future__ import annotations
 
+import hashlib
 import io
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 
 import orjson
 import pytest
+from histories import as_version_one
 from stores import STORES, fresh_store_url
 
 import sessionwatch
@@ -50,6 +52,12 @@ COORDINATOR = "agent:main:coordinator"
 SECOND = "agent:ops:coordinator"
 WATCHERS = (MANAGER, COORDINATOR, SECOND, "agent:main:observer-1", "agent:main:observer-2", WORKER)
 RETENTION = Retention(days=1, max_signals=40)
+_EMPTY_HEADER = b'{"format":"sessionwatch.history","sequence":0,"streams":{},"version":2}\n'
+_EMPTY_DIGEST = hashlib.sha256(_EMPTY_HEADER).hexdigest()
+EMPTY = (
+    _EMPTY_HEADER.decode() + f'{{"events":0,"sha256":"{_EMPTY_DIGEST}","trailer":"sessionwatch.history"}}\n'
+)
+"""An empty store's export: the header and the trailer over it."""
 
 
 def open_store(url: str, clock: FakeClock) -> SessionWatch:
@@ -220,12 +228,13 @@ def test_an_export_imported_into_any_store_answers_everything_alike_and_exports_
         report = import_history(target.store, exported.splitlines(keepends=True))
         model = source.store.read_model()
         assert report == ImportReport(
-            events=len(exported.splitlines()) - 1,
+            events=len(exported.splitlines()) - 2,  # neither the header nor the trailer
             sessions=len(model.sessions),
             signals=sum(len(log) for log in model.signals.values()),
             cursors=len(model.all_cursors()),
             links=len(model.links),
             sequence=source.store.last_sequence(),
+            version=2,
         )
         assert_same_answers(source, target)
         assert export_text(target.store) == exported, "export, import, export gives the same bytes"
@@ -255,9 +264,9 @@ def test_the_header_lists_every_stream_version_including_compacted_and_deleted_o
     build_history(source, clock)
     lines = export_text(source.store).splitlines()
     header = orjson.loads(lines[0])
-    events = [orjson.loads(line) for line in lines[1:]]
+    events = [orjson.loads(line) for line in lines[1:-1]]
     assert list(header) == sorted(header)
-    assert (header["format"], header["version"]) == ("sessionwatch.history", 1)
+    assert (header["format"], header["version"]) == ("sessionwatch.history", 2)
     assert header["sequence"] == source.store.last_sequence()
     assert list(header["streams"]) == sorted(header["streams"])
     newest: dict[str, int] = {}
@@ -274,18 +283,18 @@ def test_export_writes_through_a_callable_and_counts_the_events(
     build_history(source, clock)
     chunks: list[str] = []
     written = export_history(source.store, chunks.append)
-    assert written == source.store.stored_event_count() == len(chunks) - 1
+    assert written == source.store.stored_event_count() == len(chunks) - 2
     assert "".join(chunks) == "".join(history_lines(source.store)) == export_text(source.store)
     assert all(chunk.endswith("\n") and chunk.count("\n") == 1 for chunk in chunks)
 
 
-def test_an_empty_store_exports_a_header_only_and_imports_as_empty(
+def test_an_empty_store_exports_a_header_and_a_trailer_only_and_imports_as_empty(
     source: SessionWatch, clock: FakeClock
 ) -> None:
     exported = export_text(source.store)
-    assert exported == '{"format":"sessionwatch.history","sequence":0,"streams":{},"version":1}\n'
+    assert exported == EMPTY
     with open_store("memory://", clock) as target:
-        assert import_history(target.store, [exported]) == ImportReport(0, 0, 0, 0, 0, 0)
+        assert import_history(target.store, exported.splitlines()) == ImportReport(0, 0, 0, 0, 0, 0, 2)
         assert export_text(target.store) == exported
 
 
@@ -320,7 +329,7 @@ def test_a_version_one_checkpoint_line_imports_through_the_upcaster(
     (position,) = [i for i, line in enumerate(lines) if '"type":"store.pruned.v5"' in line]
     checkpoint = orjson.loads(lines[position])
     assert checkpoint["payload"].pop("links") == []
-    old = [*lines]
+    old = as_version_one(lines)  # old stored names come in histories of the old format
     old[position] = orjson.dumps({**checkpoint, "type": "store.pruned.v1"}).decode() + "\n"
     with open_store("memory://", clock) as target:
         import_history(target.store, old)
@@ -335,7 +344,7 @@ def assert_empty(store: SignalStore) -> None:
     assert store.stored_event_count() == 0
     assert store.last_sequence() == 0
     assert store.read_model() == ReadModel()
-    assert export_text(store) == '{"format":"sessionwatch.history","sequence":0,"streams":{},"version":1}\n'
+    assert export_text(store) == EMPTY
 
 
 def test_import_into_a_store_that_holds_history_is_refused_and_writes_nothing(
@@ -429,7 +438,7 @@ CASES: list[tuple[str, Mutation, str]] = [
     ("empty line", lambda ls: ([*ls[:3], "", *ls[4:]], 4), "empty line"),
     ("no header", lambda _: ([], 1), "no header"),
     ("wrong format", lambda ls: (_header(ls, format="other"), 1), "not a sessionwatch history"),
-    ("wrong version", lambda ls: (_header(ls, version=2), 1), "unsupported history version 2"),
+    ("wrong version", lambda ls: (_header(ls, version=3), 1), "unsupported history version 3"),
     ("negative counter", lambda ls: (_header(ls, sequence=-1), 1), "sequence must be an integer >= 0"),
     ("header extra key", lambda ls: (_header(ls, extra=1), 1), "unexpected ['extra']"),
     ("header bad stream", lambda ls: (_header(ls, streams={"nope": 1}), 1), "'nope' is not a UUID"),
@@ -542,7 +551,7 @@ def test_a_refusal_found_chunks_after_the_first_stops_the_import_and_writes_noth
         with pytest.raises(HistoryError, match=f"^line {late + 1}: sequence .* was already recorded on line"):
             _import_elsewhere(target.store, broken)
         assert_empty(target.store)
-        assert _import_elsewhere(target.store, lines).events == len(lines) - 1
+        assert _import_elsewhere(target.store, lines).events == len(lines) - 2  # header, trailer
 
 
 def test_a_checking_process_that_fails_fails_the_import_with_its_error_and_writes_nothing(

@@ -7,6 +7,7 @@ import io
 import sqlite3
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from reference_gateway import REFERENCE_SCHEMA
@@ -14,6 +15,7 @@ from reference_gateway import REFERENCE_SCHEMA
 import sessionwatch
 from sessionwatch import Actor
 from sessionwatch.adapters.entry.cli import main
+from sessionwatch.adapters.entry.cli_progress import progress
 
 WORKER = "agent:main:worker"
 MANAGER = "agent:main:main"
@@ -107,3 +109,35 @@ def test_without_rich_a_terminal_gets_no_progress_and_the_command_works(
     assert main(commands(folder)[command]) == 0
     assert terminal.getvalue() == ""
     assert capsys.readouterr().out
+
+
+def test_the_progress_display_leaves_stdout_and_stderr_where_they_are(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    out = sys.stdout
+    with progress("export", "events written") as count:
+        count(1)
+        inside = (sys.stdout, sys.stderr)
+    assert inside == (out, terminal), "a command's own writes go where it sent them, not into the display"
+
+
+@pytest.mark.parametrize("command", LONG_COMMANDS)
+def test_a_long_command_updates_its_progress_once_per_thousand_items_at_most(
+    folder: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    from rich.progress import Progress  # noqa: PLC0415 - the cli extra, which the dev extra includes
+
+    export(folder, capsys)
+    updates: list[int] = []
+    real = Progress.update
+
+    def counting(display: Progress, *args: Any, **kwargs: Any) -> None:
+        updates.append(1)
+        real(display, *args, **kwargs)
+
+    monkeypatch.setattr(Progress, "update", counting)
+    monkeypatch.setattr(sys, "stderr", FakeTerminal())
+    assert main(commands(folder)[command]) == 0
+    assert len(updates) <= 3, "about 1,500 items: one update per thousand, and one at the end"

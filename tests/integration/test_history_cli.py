@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from histories import seal, unsealed
+from stores import PG_URL, admin, drop_schema, needs_postgres, new_schema, require_postgres, with_query
 
 import sessionwatch
 from sessionwatch import Actor, SignalKind
@@ -17,6 +19,7 @@ from sessionwatch.testing import FakeClock
 
 WORKER = "agent:main:worker"
 MANAGER = "agent:main:main"
+RELEASE_0_1_0 = Path(__file__).parent.parent / "data" / "release-0.1.0" / "history.jsonl"
 
 
 def seed(url: str) -> None:
@@ -78,10 +81,10 @@ def test_a_bad_history_is_one_line_naming_the_line_and_writes_nothing(
 ) -> None:
     source, target = f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}"
     seed(source)
-    lines = run(capsys, "export", "--db", source)[1].splitlines()
+    lines = unsealed(run(capsys, "export", "--db", source)[1].splitlines())
     lines[2] = lines[2].replace('"version":', '"version":"x","was":')
     history = tmp_path / "bad.jsonl"
-    history.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    history.write_text("".join(seal(lines)), encoding="utf-8")  # a whole file whose line 3 is wrong
     code, out, err = run(capsys, "import", str(history), "--db", target)
     assert (code, out) == (2, "")
     assert err.count("\n") == 1
@@ -106,3 +109,98 @@ def test_importing_into_a_store_with_history_is_refused(
     code, _, err = run(capsys, "import", str(tmp_path / "absent.jsonl"), "--db", source)
     assert code == 2
     assert "no such file" in err
+
+
+# ------------------------------------------------------------------- a cut history is refused
+
+
+def cut_exports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Path]:
+    """An export of the seeded store cut as `head -n 2`, `head -n -1` and inside its last line.
+
+    The command line checks the whole file before it opens the store (whichever process would then
+    check the lines): a cut file never reaches either.
+    """
+    source = f"sqlite:///{tmp_path / 'a.db'}"
+    seed(source)
+    exported = run(capsys, "export", "--db", source)[1]
+    lines = exported.splitlines(keepends=True)
+    cuts = {"head -n 2": lines[:2], "head -n -1": lines[:-1], "inside a line": [*lines[:-1], lines[-1][:30]]}
+    out: dict[str, Path] = {}
+    for name, kept in cuts.items():
+        path = tmp_path / f"cut-{len(out)}.jsonl"
+        path.write_text("".join(kept), encoding="utf-8")
+        out[name] = path
+    return out
+
+
+def assert_refused_as_cut(outcome: tuple[int, str, str]) -> None:
+    code, out, err = outcome
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1, err
+    assert err.startswith("sessionwatch: error: "), err
+    assert "no trailer: the history ends at line" in err, err
+
+
+def test_a_cut_history_is_refused_in_one_line_and_leaves_no_sqlite_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name, path in cut_exports(tmp_path, capsys).items():
+        target = tmp_path / "b.db"
+        assert_refused_as_cut(run(capsys, "import", str(path), "--db", f"sqlite:///{target}"))
+        left = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("b.db"))
+        assert left == [], f"{name}: {left} left behind"
+
+
+def _schema_exists(schema: str) -> bool:
+    row = admin().execute("SELECT count(*) FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone()
+    return row is not None and row[0] == 1
+
+
+@needs_postgres
+def test_a_cut_history_is_refused_and_creates_no_postgres_schema(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    require_postgres()
+    schema = new_schema("sw_cut")
+    try:
+        for path in cut_exports(tmp_path, capsys).values():
+            assert_refused_as_cut(run(capsys, "import", str(path), "--db", with_query(PG_URL, schema=schema)))
+            assert not _schema_exists(schema)
+    finally:
+        drop_schema(schema)
+
+
+@needs_postgres
+def test_a_whole_history_moves_into_a_new_postgres_schema(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    require_postgres()
+    source = f"sqlite:///{tmp_path / 'a.db'}"
+    seed(source)
+    history = tmp_path / "history.jsonl"
+    history.write_text(run(capsys, "export", "--db", source)[1], encoding="utf-8")
+    schema = new_schema("sw_whole")
+    url = with_query(PG_URL, schema=schema)
+    try:
+        code, _, err = run(capsys, "import", str(history), "--db", url)
+        assert (code, err) == (0, "")
+        assert run(capsys, "export", "--db", url)[1] == history.read_text(encoding="utf-8")
+    finally:
+        drop_schema(schema)
+
+
+@pytest.mark.usefixtures("checking")
+def test_a_history_written_by_release_0_1_0_imports_with_one_warning_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = f"sqlite:///{tmp_path / 'b.db'}"
+    code, out, err = run(capsys, "import", str(RELEASE_0_1_0), "--db", target)
+    assert code == 0
+    assert out.startswith("imported 19 stored events")
+    assert err.count("\n") == 1, err
+    assert err.startswith(
+        f"sessionwatch: warning: {RELEASE_0_1_0} is a version 1 history (sessionwatch 0.1.0)"
+    )
+    assert run(capsys, "audit", "--db", target)[0] == 0
+    again = run(capsys, "export", "--db", target)[1].splitlines()
+    assert '"trailer":"sessionwatch.history"' in again[-1], "exported again, it gets its trailer"

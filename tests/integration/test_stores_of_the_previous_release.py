@@ -100,5 +100,6 @@ def test_an_export_of_the_previous_release_imports_into_every_store_and_audits_c
 ) -> None:
     lines = (DATA / "history.jsonl").read_text().splitlines()
     with fresh_store_url(store_kind, tmp_path) as url, sessionwatch.open(url, clock=FakeClock()) as watch:
-        import_history(watch.store, lines)
+        report = import_history(watch.store, lines)
+        assert report.version == 1, "a version 1 history: no trailer, taken as it is"
         check_written_by_the_previous_release(watch)

@@ -4,7 +4,8 @@ Each example plays a drawn history (records, batches, upserts, resets, deletes, 
 `tests/strategies.py`, plus watches, unwatches, drains, acknowledgements, sweeps, prunes under a
 small cap, links and unlinks) on one store, exports it, imports it into a fresh store of another
 kind, and compares everything a host can read back, the read models and the bytes of a second
-export. The same history played on two stores must also export the same bytes.
+export. The same history played on two stores must also export the same bytes. An export cut at
+any line boundary (any proper prefix of its lines) is refused, and writes nothing.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from strategies import (
 
 import sessionwatch
 from sessionwatch import Actor, InvalidSignal, Retention, SessionWatch, SignalInput, UnknownSession
-from sessionwatch.adapters.history.jsonl import export_history, import_history
+from sessionwatch.adapters.history.jsonl import HistoryError, export_history, import_history
 from sessionwatch.adapters.stores.port import SignalStore
 from sessionwatch.projections.read_model import fold
 from sessionwatch.testing import FakeClock, SessionRef, session_refs
@@ -311,3 +312,30 @@ def test_the_same_history_exports_the_same_bytes_from_every_store(
             play(memory, memory_clock, step)
             play(other, other_clock, step)
         assert export_text(other.store) == export_text(memory.store)
+
+
+CUT_TARGETS = (
+    pytest.param("memory", id="memory"),
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgres", id="postgres", marks=needs_postgres),
+)
+
+
+@pytest.mark.parametrize("target_kind", CUT_TARGETS)
+@EXAMPLES
+@given(history=HISTORIES, max_signals=st.integers(1, 8), data=st.data())
+def test_an_export_cut_at_any_line_boundary_is_refused_and_writes_nothing(
+    target_kind: str, history: list[Step], max_signals: int, data: st.DataObject
+) -> None:
+    source_clock = FakeClock()
+    with fresh_watch("memory", source_clock, max_signals) as source:
+        for step in history:
+            play(source, source_clock, step)
+        lines = export_text(source.store).splitlines(keepends=True)
+    kept = data.draw(st.integers(0, len(lines) - 1), label="lines kept")
+    with fresh_watch(target_kind, FakeClock(source_clock.now()), max_signals) as target:
+        empty = export_text(target.store)
+        with pytest.raises(HistoryError, match=r"^(line 1: no header|no trailer): "):
+            import_history(target.store, lines[:kept])
+        assert target.store.stored_event_count() == target.store.last_sequence() == 0
+        assert export_text(target.store) == empty

@@ -320,8 +320,9 @@ Twin: `domain.retention.PruneCutoffs.removes`.
 Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
 """
 SELECT_REMOVED_EVENTS = (
-    "SELECT e.notification_id, e.originator_id, e.originator_version, e.topic, e.state FROM sw_signals AS s"
-    f" JOIN {EVENTS_TABLE} AS e ON e.notification_id = s.notification_id WHERE {_REMOVED} ORDER BY s.sequence"
+    "SELECT s.sequence, e.notification_id, e.originator_id, e.originator_version, e.topic, e.state"
+    f" FROM sw_signals AS s JOIN {EVENTS_TABLE} AS e ON e.notification_id = s.notification_id"
+    f" WHERE {_REMOVED} AND s.sequence > %(after)s ORDER BY s.sequence LIMIT %(page)s"
 )
 """The PostgreSQL form of `sqlite_schema.SELECT_REMOVED_EVENTS` (the same rule).
 

@@ -1,20 +1,26 @@
 """The prune as set-based SQL: the SQL twin of `projections.retention.prune`.
 
 In one transaction: stamp the affected sessions' watermarks, delete what the window and the cap
-remove (archiving it first when asked), expire idle cursors, then checkpoint the read models in
-one `SignalsPruned` event and truncate the event store before it (ADR-0026).
+remove (archiving it first when asked, read and written a page at a time so memory stays flat
+whatever the count), expire idle cursors, then checkpoint the read models in one `SignalsPruned`
+event and truncate the event store before it (ADR-0026).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
+from typing import Final
 
 from sessionwatch.adapters.stores.archive import JsonlArchive
 from sessionwatch.adapters.stores.mapper import STORE_STREAM_ID
 from sessionwatch.adapters.stores.port import PruneCounts
 from sessionwatch.adapters.stores.sql import rows as sql_rows
-from sessionwatch.adapters.stores.sql.dialect import SqlTransaction
+from sessionwatch.adapters.stores.sql.dialect import ArchiveRow, SqlTransaction
 from sessionwatch.domain.retention import PruneCutoffs, Retention, SignalsPruned, compaction_due
+
+ARCHIVE_PAGE: Final = 1000
+"""Removed signals the archive reads at a time."""
 
 
 def prune(tx: SqlTransaction, now_ms: int, policy: Retention, archive: JsonlArchive | None) -> PruneCounts:
@@ -32,8 +38,7 @@ def prune(tx: SqlTransaction, now_ms: int, policy: Retention, archive: JsonlArch
     removed = {"cut": cutoffs.occurred_before_ms, "through": cutoffs.through_sequence}
     archived = 0
     if archive is not None:
-        c.execute(sql.SELECT_REMOVED_EVENTS, removed)
-        archived = archive.append([tx.dialect.archive_row(r) for r in c.fetchall()])
+        archived = archive.append(_removed_events(tx, removed))
     c.execute(sql.STAMP_WATERMARKS, removed)
     stamped = c.rowcount
     tx.dialect.before_deleting_signals(c)
@@ -65,3 +70,17 @@ def prune(tx: SqlTransaction, now_ms: int, policy: Retention, archive: JsonlArch
     c.execute(sql.TRUNCATE_EVENTS, (checkpoint,))
     tx.vacuum_due = tx.vacuum_due or c.rowcount > 0
     return replace(counts, events_deleted=c.rowcount)
+
+
+def _removed_events(tx: SqlTransaction, removed: dict[str, int]) -> Iterator[ArchiveRow]:
+    """The stored events of the signals the prune removes, in sequence order, read a page at a time."""
+    c = tx.statement
+    after = 0
+    while True:
+        c.execute(tx.sql.SELECT_REMOVED_EVENTS, {**removed, "after": after, "page": ARCHIVE_PAGE})
+        page = c.fetchall()
+        for row in page:
+            yield tx.dialect.archive_row(row[1:])
+        if len(page) < ARCHIVE_PAGE:
+            return
+        after = page[-1][0]

@@ -300,10 +300,12 @@ Twin: `domain.retention.PruneCutoffs.removes`.
 Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
 """
 SELECT_REMOVED_EVENTS = (
-    f"SELECT e.notification_id, e.originator_id, e.originator_version, e.topic, e.state FROM sw_signals AS s"
-    f" JOIN {EVENTS_TABLE} AS e ON e.notification_id = s.notification_id WHERE {_REMOVED} ORDER BY s.sequence"
+    "SELECT s.sequence, e.notification_id, e.originator_id, e.originator_version, e.topic, e.state"
+    f" FROM sw_signals AS s JOIN {EVENTS_TABLE} AS e ON e.notification_id = s.notification_id"
+    f" WHERE {_REMOVED} AND s.sequence > :after ORDER BY s.sequence LIMIT :page"
 )
-"""The stored events of the signals a prune removes, in sequence order, for the archive.
+"""The stored events of the signals a prune removes, in sequence order, for the archive: a page of
+at most `page` after sequence `after`, each row led by its sequence (the next page starts after it).
 
 Twin: the `removed` of `projections.retention.prune`.
 Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
