@@ -20,8 +20,8 @@ from sessionwatch.adapters.entry.watch import SessionWatch
 from sessionwatch.adapters.stores.memory import MemorySignalStore
 from sessionwatch.domain.errors import InvalidSignal, UnknownSession
 from sessionwatch.domain.ports import Clock, Waker
-from sessionwatch.domain.signals import Actor, SignalKind
-from sessionwatch.projections.models import Notice
+from sessionwatch.domain.signals import Actor, RunOutcome, SignalKind
+from sessionwatch.projections.models import Notice, Signal
 from sessionwatch.testing.fakes import FakeClock, RecordingWaker
 from sessionwatch.testing.model import (
     Identity,
@@ -104,10 +104,10 @@ class SessionWatchMachine(RuleBasedStateMachine):
     """The notice protocol under arbitrary interleavings, checked after every step.
 
     Records of every kind by humans, the system and agents (each watcher itself or another),
-    producer watchers, watch / unwatch, drains, two-phase acknowledgements, resets, deletes,
-    upserts, restarts and clock steps drive one `SessionWatch`; a `NoticeModel` says what the
-    store must hold, and the invariants compare cursors, pending notices and their exact text,
-    heads, wakes and a replay of the event store with it.
+    producer watchers, ends of runs naming their requester, watch / unwatch, drains, two-phase
+    acknowledgements, resets, deletes, upserts, restarts and clock steps drive one `SessionWatch`;
+    a `NoticeModel` says what the store must hold, and the invariants compare cursors, pending
+    notices and their exact text, heads, wakes and a replay of the event store with it.
 
     A host subclasses it and overrides `open_watch` to open its own store and wiring, then runs
     `MyMachine.TestCase` (pytest and unittest collect it). Each example starts from an empty
@@ -142,6 +142,7 @@ class SessionWatchMachine(RuleBasedStateMachine):
             notify_on_create=self.notify_on_create,
         )
         self.last_sequence = 0
+        self.runs = 0  # the runs ended so far: each end gets a run id of its own
         try:
             self.watch = self.open_watch(self.clock, self.waker)
         except BaseException:
@@ -188,6 +189,19 @@ class SessionWatchMachine(RuleBasedStateMachine):
         signal = self.watch.record(
             key, kind=kind, actor=actor, summary=_KIND_SUMMARIES[kind], agent_id=agent, watchers=producers
         )
+        self._check_recorded(target, signal, actor, producers, before)
+
+    def _check_recorded(
+        self,
+        target: Identity,
+        signal: Signal,
+        actor: Actor,
+        producers: list[str],
+        before: dict[Pair, Positions],
+    ) -> None:
+        """Compare the store after `signal` (recorded now, naming `producers`) with the model's record."""
+        key, agent = target
+        kind = signal.kind
         _require(
             signal.sequence > self.last_sequence,
             f"sequence {signal.sequence} after {self.last_sequence}: one global counter, strictly increasing",
@@ -288,6 +302,25 @@ class SessionWatchMachine(RuleBasedStateMachine):
             raise AssertionError(f"a child_spawned with watchers {watchers} other than its requester")
         _expect(self.stored(), before, "cursors after a refused spawn")
         return True
+
+    @rule(
+        session=st.sampled_from(_TARGETS),
+        requester=st.sampled_from(_PRODUCER_WATCHERS),
+        outcome=st.sampled_from(("ok", "error", "timeout", "cancelled")),
+    )
+    def run_terminal(self, session: Identity, requester: str, outcome: RunOutcome) -> None:
+        """`record_run_terminal`: the requester it names is the signal's producer watcher."""
+        key, agent = session
+        self.runs += 1
+        before = self.stored()
+        self.waker.take()
+        signal = self.watch.record_run_terminal(
+            child_key=key, run_id=f"run-{self.runs}", requester_key=requester, outcome=outcome, agent_id=agent
+        )
+        _require(signal is not None, f"the end of a run of {session} was not recorded")
+        assert signal is not None  # noqa: S101 - for the type checker; _require raised otherwise
+        producers = [requester] if identity_of_watcher(requester) != session else []
+        self._check_recorded(session, signal, Actor.system(), producers, before)
 
     @rule(
         session=st.sampled_from(_IDENTITIES),

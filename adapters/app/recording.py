@@ -437,8 +437,12 @@ def run_terminal(
     outcome: Literal["ok", "error", "timeout", "cancelled"],
     agent_id: object = None,
 ) -> Work[Recorded, Signal]:
-    """A child run ended: `ok` is `run_completed`, anything else `run_failed` with its outcome."""
-    check_key(requester_key, "requester_key")
+    """A child run ended: `ok` is `run_completed`, anything else `run_failed` with its outcome.
+
+    The requester is the signal's producer watcher, as for any producer: where terminal runs notify,
+    it is notified whatever cursor it holds (none: one from `(0, e, e)`; an ambient one: queue-only).
+    """
+    requester = check_key(requester_key, "requester_key")
     if outcome not in RUN_TERMINAL_SUMMARIES:
         raise InvalidSignal("outcome", "must be ok, error, timeout or cancelled")
     run = check_text(run_id, "run_id")
@@ -453,6 +457,7 @@ def run_terminal(
             run_id=run,
             dedupe_key=f"run-terminal:{run}",
             agent_id=agent_id,
+            watchers=(requester,),
         )
     )
 
