@@ -494,9 +494,28 @@ DEFAULT_MAIN_KEY: Final = "main"
 """The rest of an agent's main session key, `agent:<agentId>:main`, unless a host names another."""
 
 
+_SENTINEL_KEYS: Final = frozenset({"global", "unknown"})
+"""Bare keys that are a kind of their own, whatever is registered for them."""
+
+
 def is_group_session(state: SessionState) -> bool:
-    """A group conversation: registered with kind `group`, or its key names one (`:group:`, `:channel:`)."""
-    return state.kind == "group" or ":group:" in state.session_key or ":channel:" in state.session_key
+    """A group conversation: registered with kind `group`, or its key names one (`:group:`, `:channel:`).
+
+    The more specific kinds come first, as the reference gateway classifies a session: the keys
+    `global` and `unknown`, a cron session (a key `is_cron_key`, or registered with kind `cron`) and
+    a spawned child (`spawned_by`) are never groups, whatever their key or registered kind says.
+    """
+    key = state.session_key
+    if key in _SENTINEL_KEYS or state.kind == "cron" or is_cron_key(key) or state.spawned_by:
+        return False
+    return state.kind == "group" or ":group:" in key or ":channel:" in key
+
+
+def is_cron_key(key: str) -> bool:
+    """A cron session's key: its rest (after `agent:<id>:`, else the whole key) starts `cron:`, any case."""
+    agent = agent_id_of(key)
+    rest = key.strip().split(":", 2)[2] if agent is not None else key
+    return rest.strip().lower().startswith("cron:")
 
 
 def main_session_key(agent_id: str, main_key: str = DEFAULT_MAIN_KEY) -> str:

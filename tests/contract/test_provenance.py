@@ -82,6 +82,29 @@ def test_a_turn_into_a_session_that_is_no_group_registers_no_ambient_watch(watch
     assert watch.cursor(MAIN, DIRECT) is None
 
 
+@pytest.mark.parametrize("key", ["agent:main:cron:nightly:group:42", "agent:main:Cron:sweep:channel:7"])
+def test_a_cron_session_whose_key_names_a_group_is_watched_by_no_main_session(
+    watch: SessionWatch, key: str
+) -> None:
+    human(watch, key, 1)
+    human(watch, key, 2)
+    assert watch.cursor(MAIN, key) is None
+
+
+def test_a_spawned_child_whose_key_or_kind_says_group_is_watched_by_no_main_session(
+    watch: SessionWatch,
+) -> None:
+    keyed = "agent:main:telegram:group:99"  # its key says group
+    registered = "agent:main:subagent:room"  # registered as a group
+    for run, child in enumerate((keyed, registered)):
+        assert watch.record_spawn(requester_key=COORDINATOR, child_key=child, child_run_id=f"r{run}")
+    watch.upsert_session(registered, kind="group")
+    for child in (keyed, registered):
+        assert human(watch, child, 1) is not None  # its spawn edge watches it
+        assert watch.cursor(MAIN, child) is None
+        assert [n.target for n in watch.pending_notices(COORDINATOR) if n.target == child] == [child]
+
+
 def test_an_agents_turn_into_a_group_registers_no_ambient_watch(watch: SessionWatch) -> None:
     watch.record_human_message(GROUP, channel="telegram", actor=Actor.agent(COORDINATOR))
     assert watch.cursor(MAIN, GROUP) is None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -147,6 +148,46 @@ def test_the_main_session_of_the_groups_agent_watches_a_group_and_no_other_sessi
     direct = SessionState(session_key="agent:main:telegram:direct:alice", agent_id="main")
     assert ambient_watcher(direct) is None
     assert ambient_watcher(group, "telegram:group:42") is None  # never the group watching itself
+
+
+def session(key: str, *, kind: str = "main", spawned_by: str | None = None) -> SessionState:
+    return SessionState(session_key=key, agent_id="main", known=True, kind=kind, spawned_by=spawned_by)
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        session("agent:main:telegram:group:42", spawned_by=MAIN),
+        session("agent:main:subagent:room", kind="group", spawned_by="agent:main:coordinator"),
+        session("agent:main:cron:nightly:group:42"),
+        session("agent:main:CRON:nightly:channel:7"),
+        session("agent:main: cron:nightly:group:42", kind="group"),
+        session("cron:nightly:group:42"),
+        session("agent:main:telegram:group:42", kind="cron"),
+        session("global", kind="group"),
+        session("unknown", kind="group"),
+    ],
+    ids=lambda state: f"{state.session_key}|{state.kind}|{state.spawned_by}",
+)
+def test_a_spawned_child_a_cron_session_and_the_sentinel_keys_are_never_groups(state: SessionState) -> None:
+    assert not is_group_session(state)
+    assert ambient_watcher(state) is None
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        session("agent:main:telegram:group:42"),
+        session("agent:main:slack:channel:crew"),
+        session("agent:main:room", kind="group"),
+        session("agent:main:telegram:group:cron:42"),  # `cron:` later in the key: still a group
+        session("agent:main:telegram:group:42", kind="main"),  # the key says group: the kind is a default
+        session("team-room", kind="group"),  # a bare key, registered as a group
+    ],
+    ids=lambda state: f"{state.session_key}|{state.kind}",
+)
+def test_a_session_registered_or_keyed_as_a_group_is_one(state: SessionState) -> None:
+    assert is_group_session(state)
 
 
 ACTS = st.lists(
