@@ -524,7 +524,7 @@ def main_session_key(agent_id: str, main_key: str = DEFAULT_MAIN_KEY) -> str:
 
 
 def ambient_watcher(state: SessionState, main_key: str = DEFAULT_MAIN_KEY) -> str | None:
-    """The main session that watches a group session ambiently once a human spoke in it, else None.
+    """The main session that watches a group session ambiently from a human's first turn in it on, else None.
 
     It is the group's agent's main session, `agent:<agentId>:<main_key>`; never the group itself.
     """
