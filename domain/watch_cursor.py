@@ -81,7 +81,10 @@ class WatchRegistered(_CursorEvent):
 
 
 class WatchPromoted(_CursorEvent):
-    """An explicit registration of an ambient cursor: it becomes explicit, its positions kept."""
+    """An explicit registration of an ambient cursor: it becomes explicit, its positions and age kept.
+
+    `at_ms` says when; the cursor's `updated_at_ms` stays its last update, so it expires as before.
+    """
 
     type: Literal["cursor.watch_promoted.v1"] = "cursor.watch_promoted.v1"
 
@@ -178,8 +181,8 @@ class _CursorCommand(Command):
 class RegisterWatch(_CursorCommand):
     """Start watching at the target's current head.
 
-    An existing cursor keeps its positions: an explicit registration promotes an ambient one, an
-    ambient registration never downgrades an explicit one.
+    An existing cursor keeps its positions and its age: an explicit registration promotes an ambient
+    one, an ambient registration never downgrades an explicit one.
     """
 
     head: int
@@ -285,10 +288,10 @@ def evolve(state: CursorState | None, fact: CursorFact) -> CursorState | None:
     match fact:
         case WatchRegistered():
             return _positions(key, fact.head, fact.head, fact.head, fact.at_ms, provenance=fact.provenance)
-        case WatchPromoted():
+        case WatchPromoted():  # its positions and its age kept: a promotion is no update of the cursor
             if state is None:
                 return None
-            return state.model_copy(update={"provenance": EXPLICIT, "updated_at_ms": fact.at_ms})
+            return state.model_copy(update={"provenance": EXPLICIT})
         case CursorSeeded():  # a spawn edge is explicit
             return _positions(key, fact.sequence, fact.sequence, fact.sequence, fact.at_ms)
         case MaterialSignalSeen():

@@ -173,6 +173,23 @@ def test_an_explicit_watch_promotes_an_ambient_cursor_keeping_its_positions_and_
     assert woken.drain(MAIN)[0].provenance == "explicit"
 
 
+def test_promoting_an_ambient_cursor_keeps_its_age_so_it_expires_when_it_would_have(
+    watch: SessionWatch, clock: FakeClock
+) -> None:
+    human(watch, GROUP, 1)
+    cursor = watch.cursor(MAIN, GROUP)
+    assert cursor is not None
+    clock.advance(days=20)
+    assert watch.watch(MAIN, GROUP)  # promoted: explicit now, its last update still the turn's
+    promoted = watch.cursor(MAIN, GROUP)
+    assert promoted is not None
+    assert (promoted.provenance, promoted.updated_at) == ("explicit", cursor.updated_at)
+    clock.advance(days=11)  # 31 days after its last update, 11 after its promotion
+    watch.prune()
+    assert watch.cursor(MAIN, GROUP) is None
+    assert_audit_clean(watch)
+
+
 def test_an_ambient_registration_never_downgrades_an_explicit_watch(
     woken: SessionWatch, waker: ProbingWaker
 ) -> None:

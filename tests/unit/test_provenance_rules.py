@@ -55,8 +55,10 @@ def fold(state: CursorState | None, facts: Iterable[CursorFact]) -> CursorState 
     return state
 
 
-def register(state: CursorState | None, provenance: Provenance, head: int = 5) -> CursorState | None:
-    return fold(state, decide(RegisterWatch(**ids(), head=head, provenance=provenance), state))
+def register(
+    state: CursorState | None, provenance: Provenance, head: int = 5, at_ms: int = AT_MS
+) -> CursorState | None:
+    return fold(state, decide(RegisterWatch(**ids(at_ms=at_ms), head=head, provenance=provenance), state))
 
 
 def observe(state: CursorState | None, sequence: int) -> CursorState | None:
@@ -97,7 +99,7 @@ def test_an_explicit_registration_promotes_an_ambient_cursor_and_keeps_its_pendi
         9,
         9,
     )
-    assert promoted.updated_at_ms == AT_MS + 1
+    assert promoted.updated_at_ms == AT_MS  # its age is the cursor's own: a promotion does not refresh it
 
 
 def test_an_ambient_registration_never_downgrades_an_explicit_cursor() -> None:
@@ -206,10 +208,13 @@ def test_once_explicit_a_cursor_stays_explicit_and_positions_never_move_back(
 ) -> None:
     state: CursorState | None = None
     sequence = 0
-    for act, arg in acts:
+    for step, (act, arg) in enumerate(acts, 1):
         before = state
         if act == "register":
-            state = register(state, arg, head=sequence)  # type: ignore[arg-type]
+            state = register(state, arg, head=sequence, at_ms=AT_MS + step)  # type: ignore[arg-type]
+            if before is not None:  # a registration of a cursor changes its provenance at most
+                assert state is not None
+                assert state.model_copy(update={"provenance": before.provenance}) == before
         elif act == "signal":
             sequence += 1
             state = observe(state, sequence)
