@@ -267,9 +267,10 @@ def clamp_occurred_at(occurred_at: object, now: datetime) -> int:
 def notice_text(target: str, last_seen: int, *, link: str | None = None) -> str:
     """The one notice line a stale watcher gets for a target, byte-stable.
 
-    With a `link`, ` Open: [session](<link>)` follows the first sentence; without, the text is as always.
+    With a `link`, the sentence ` Open: [session](<link>).` follows the first one; without, the text is
+    as always.
     """
-    opened = f" Open: [session]({link})" if link is not None else ""
+    opened = f" Open: [session]({link})." if link is not None else ""
     return (
         f'Session "{target}" changed (other actor).{opened} Reconcile before acting: '
         f'session_status sessionKey "{target}" changesSince {last_seen}.'

@@ -81,7 +81,10 @@ class WatchRegistered(_CursorEvent):
 
 
 class WatchPromoted(_CursorEvent):
-    """An explicit registration of an ambient cursor: it becomes explicit, its positions kept."""
+    """An explicit registration of an ambient cursor: it becomes explicit, its positions and age kept.
+
+    `at_ms` says when; the cursor's `updated_at_ms` stays its last update, so it expires as before.
+    """
 
     type: Literal["cursor.watch_promoted.v1"] = "cursor.watch_promoted.v1"
 
@@ -178,8 +181,8 @@ class _CursorCommand(Command):
 class RegisterWatch(_CursorCommand):
     """Start watching at the target's current head.
 
-    An existing cursor keeps its positions: an explicit registration promotes an ambient one, an
-    ambient registration never downgrades an explicit one.
+    An existing cursor keeps its positions and its age: an explicit registration promotes an ambient
+    one, an ambient registration never downgrades an explicit one.
     """
 
     head: int
@@ -285,10 +288,10 @@ def evolve(state: CursorState | None, fact: CursorFact) -> CursorState | None:
     match fact:
         case WatchRegistered():
             return _positions(key, fact.head, fact.head, fact.head, fact.at_ms, provenance=fact.provenance)
-        case WatchPromoted():
+        case WatchPromoted():  # its positions and its age kept: a promotion is no update of the cursor
             if state is None:
                 return None
-            return state.model_copy(update={"provenance": EXPLICIT, "updated_at_ms": fact.at_ms})
+            return state.model_copy(update={"provenance": EXPLICIT})
         case CursorSeeded():  # a spawn edge is explicit
             return _positions(key, fact.sequence, fact.sequence, fact.sequence, fact.at_ms)
         case MaterialSignalSeen():
@@ -494,9 +497,28 @@ DEFAULT_MAIN_KEY: Final = "main"
 """The rest of an agent's main session key, `agent:<agentId>:main`, unless a host names another."""
 
 
+_SENTINEL_KEYS: Final = frozenset({"global", "unknown"})
+"""Bare keys that are a kind of their own, whatever is registered for them."""
+
+
 def is_group_session(state: SessionState) -> bool:
-    """A group conversation: registered with kind `group`, or its key names one (`:group:`, `:channel:`)."""
-    return state.kind == "group" or ":group:" in state.session_key or ":channel:" in state.session_key
+    """A group conversation: registered with kind `group`, or its key names one (`:group:`, `:channel:`).
+
+    The more specific kinds come first, as the reference gateway classifies a session: the keys
+    `global` and `unknown`, a cron session (a key `is_cron_key`, or registered with kind `cron`) and
+    a spawned child (`spawned_by`) are never groups, whatever their key or registered kind says.
+    """
+    key = state.session_key
+    if key in _SENTINEL_KEYS or state.kind == "cron" or is_cron_key(key) or state.spawned_by:
+        return False
+    return state.kind == "group" or ":group:" in key or ":channel:" in key
+
+
+def is_cron_key(key: str) -> bool:
+    """A cron session's key: its rest (after `agent:<id>:`, else the whole key) starts `cron:`, any case."""
+    agent = agent_id_of(key)
+    rest = key.strip().split(":", 2)[2] if agent is not None else key
+    return rest.strip().lower().startswith("cron:")
 
 
 def main_session_key(agent_id: str, main_key: str = DEFAULT_MAIN_KEY) -> str:
@@ -505,7 +527,7 @@ def main_session_key(agent_id: str, main_key: str = DEFAULT_MAIN_KEY) -> str:
 
 
 def ambient_watcher(state: SessionState, main_key: str = DEFAULT_MAIN_KEY) -> str | None:
-    """The main session that watches a group session ambiently once a human spoke in it, else None.
+    """The main session that watches a group session ambiently from a human's first turn in it on, else None.
 
     It is the group's agent's main session, `agent:<agentId>:<main_key>`; never the group itself.
     """

@@ -20,8 +20,8 @@ from sessionwatch.adapters.entry.watch import SessionWatch
 from sessionwatch.adapters.stores.memory import MemorySignalStore
 from sessionwatch.domain.errors import InvalidSignal, UnknownSession
 from sessionwatch.domain.ports import Clock, Waker
-from sessionwatch.domain.signals import Actor, SignalKind
-from sessionwatch.projections.models import Notice
+from sessionwatch.domain.signals import Actor, RunOutcome, SignalKind
+from sessionwatch.projections.models import Notice, Signal
 from sessionwatch.testing.fakes import FakeClock, RecordingWaker
 from sessionwatch.testing.model import (
     Identity,
@@ -38,11 +38,15 @@ _WATCHERS = ("agent:main:main", "agent:ops:main", "agent:main:subagent:helper", 
 """Agent-qualified watchers; the last two are subagent keys (never woken)."""
 
 _GROUP: Identity = ("agent:main:telegram:group:7", "main")
-"""A group session: a human turn into it makes `agent:main:main` its ambient watcher."""
+"""A group session: a human turn into it makes `agent:main:main` its ambient watcher first."""
+
+_CRON_GROUP: Identity = ("agent:main:cron:nightly:group:7", "main")
+"""A cron session whose key names a group: no group, so a human turn into it registers nothing."""
 
 _TARGETS: tuple[Identity, ...] = (
     ("agent:main:worker", "main"),
     _GROUP,
+    _CRON_GROUP,
     ("agent:main:subagent:child", "main"),
     ("global", "main"),
     ("global", "ops"),
@@ -104,10 +108,10 @@ class SessionWatchMachine(RuleBasedStateMachine):
     """The notice protocol under arbitrary interleavings, checked after every step.
 
     Records of every kind by humans, the system and agents (each watcher itself or another),
-    producer watchers, watch / unwatch, drains, two-phase acknowledgements, resets, deletes,
-    upserts, restarts and clock steps drive one `SessionWatch`; a `NoticeModel` says what the
-    store must hold, and the invariants compare cursors, pending notices and their exact text,
-    heads, wakes and a replay of the event store with it.
+    producer watchers, ends of runs naming their requester, watch / unwatch, drains, two-phase
+    acknowledgements, resets, deletes, upserts, restarts and clock steps drive one `SessionWatch`;
+    a `NoticeModel` says what the store must hold, and the invariants compare cursors, pending
+    notices and their exact text, heads, wakes and a replay of the event store with it.
 
     A host subclasses it and overrides `open_watch` to open its own store and wiring, then runs
     `MyMachine.TestCase` (pytest and unittest collect it). Each example starts from an empty
@@ -142,6 +146,7 @@ class SessionWatchMachine(RuleBasedStateMachine):
             notify_on_create=self.notify_on_create,
         )
         self.last_sequence = 0
+        self.runs = 0  # the runs ended so far: each end gets a run id of its own
         try:
             self.watch = self.open_watch(self.clock, self.waker)
         except BaseException:
@@ -188,6 +193,19 @@ class SessionWatchMachine(RuleBasedStateMachine):
         signal = self.watch.record(
             key, kind=kind, actor=actor, summary=_KIND_SUMMARIES[kind], agent_id=agent, watchers=producers
         )
+        self._check_recorded(target, signal, actor, producers, before)
+
+    def _check_recorded(
+        self,
+        target: Identity,
+        signal: Signal,
+        actor: Actor,
+        producers: list[str],
+        before: dict[Pair, Positions],
+    ) -> None:
+        """Compare the store after `signal` (recorded now, naming `producers`) with the model's record."""
+        key, agent = target
+        kind = signal.kind
         _require(
             signal.sequence > self.last_sequence,
             f"sequence {signal.sequence} after {self.last_sequence}: one global counter, strictly increasing",
@@ -290,6 +308,25 @@ class SessionWatchMachine(RuleBasedStateMachine):
         return True
 
     @rule(
+        session=st.sampled_from(_TARGETS),
+        requester=st.sampled_from(_PRODUCER_WATCHERS),
+        outcome=st.sampled_from(("ok", "error", "timeout", "cancelled")),
+    )
+    def run_terminal(self, session: Identity, requester: str, outcome: RunOutcome) -> None:
+        """`record_run_terminal`: the requester it names is the signal's producer watcher."""
+        key, agent = session
+        self.runs += 1
+        before = self.stored()
+        self.waker.take()
+        signal = self.watch.record_run_terminal(
+            child_key=key, run_id=f"run-{self.runs}", requester_key=requester, outcome=outcome, agent_id=agent
+        )
+        _require(signal is not None, f"the end of a run of {session} was not recorded")
+        assert signal is not None  # noqa: S101 - for the type checker; _require raised otherwise
+        producers = [requester] if identity_of_watcher(requester) != session else []
+        self._check_recorded(session, signal, Actor.system(), producers, before)
+
+    @rule(
         session=st.sampled_from(_IDENTITIES),
         actor=st.sampled_from(_MACHINE_ACTORS),
         session_id=st.sampled_from((None, "s-1", "s-2")),
@@ -359,33 +396,34 @@ class SessionWatchMachine(RuleBasedStateMachine):
             return
         _expect(self.waker.take(), woken, "wakes after a watch")
 
-    @rule(actor=st.sampled_from(_MACHINE_ACTORS))
-    def human_turn_in_group(self, actor: Actor) -> None:
-        """`record_human_message` into the group: kept only for a human's turn into a watched session.
+    @rule(actor=st.sampled_from(_MACHINE_ACTORS), session=st.sampled_from((_GROUP, _CRON_GROUP)))
+    def human_turn_in_group(self, actor: Actor, session: Identity) -> None:
+        """`record_human_message` into a group: kept only for a human's turn into a watched session.
 
-        A human's turn makes the agent's main session an ambient watcher of the group, at its head.
+        Before a human's turn into the group is recorded, the agent's main session becomes its
+        ambient watcher at its head, so the turn is kept and leaves that watcher a queue-only
+        notice. The cron session's key names a group too, but a cron session is no group.
         """
-        key, agent = _GROUP
-        watched = any((k, a) == _GROUP for _, k, a in self.model.cursors)
+        key, agent = session
         self.waker.take()
         before = self.stored()
+        if actor.actor_type == "human" and session == _GROUP:
+            self.model.register(("agent:main:main", key, agent), ambient=True)
+        watched = any((k, a) == session for _, k, a in self.model.cursors)
         signal = self.watch.record_human_message(key, channel="telegram", actor=actor, agent_id=agent)
         kept = actor.actor_type == "human" and watched
-        _expect(signal is not None, kept, f"whether a turn by {actor.actor_type} into the group was kept")
+        _expect(signal is not None, kept, f"whether a turn by {actor.actor_type} into {key} was kept")
         if signal is None:
             _expect(self.waker.take(), [], "wakes after a turn not kept")
+            _expect(self.stored(), before, "cursors after a turn not kept: nothing written")
+            return
+        self.last_sequence = signal.sequence
+        opened = self.model.record(session, signal.sequence, SignalKind.HUMAN_DIRECT_MESSAGE, actor, ())
+        must = [(w, wake_reason(key)) for w in sorted(opened) if self.model.owes_wake((w, key, agent))]
+        if self.model.wakes is not None:
+            self._expect_coalesced(self.waker.take(), must, "wakes after a turn into a group")
         else:
-            self.last_sequence = signal.sequence
-            opened = self.model.record(_GROUP, signal.sequence, SignalKind.HUMAN_DIRECT_MESSAGE, actor, ())
-            must = [(w, wake_reason(key)) for w in sorted(opened) if self.model.owes_wake((w, key, agent))]
-            if self.model.wakes is not None:
-                self._expect_coalesced(self.waker.take(), must, "wakes after a turn into the group")
-            else:
-                _expect(set(self.waker.take()), set(must), "wakes after a turn into the group")
-        if actor.actor_type == "human":
-            self.model.register(("agent:main:main", key, agent), ambient=True)
-        else:
-            _expect(self.stored(), before, "cursors after a turn that is not a human's")
+            _expect(set(self.waker.take()), set(must), "wakes after a turn into a group")
 
     @rule(watcher=st.sampled_from(_HOLDER_KEYS), session=st.sampled_from(_IDENTITIES))
     def unwatch(self, watcher: str, session: Identity) -> None:
@@ -500,7 +538,7 @@ class SessionWatchMachine(RuleBasedStateMachine):
         self.waker.take()
         self.watch.pending_notices(_WATCHERS[0])  # any call into the store delivers them first
         woken = self.model.wakes.trailing(self._now(), self._owes_a_wake)
-        reasons = {wake_reason(key) for key, _ in (*_IDENTITIES, _GROUP)}
+        reasons = {wake_reason(key) for key, _ in _IDENTITIES}
         calls = self.waker.take()
         _expect(sorted(w for w, _ in calls), sorted(woken), "trailing wakes (one per watcher)")
         for call in calls:

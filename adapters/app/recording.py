@@ -318,7 +318,11 @@ def human_message(
     dedupe_key: object = None,
     agent_id: object = None,
 ) -> Work[tuple[SignalRecorded | None, list[MaterialSignalSeen], bool], Signal | None]:
-    """A human turn straight into a session; agents, the system and unwatched sessions record nothing."""
+    """A human turn straight into a session; agents, the system and unwatched sessions record nothing.
+
+    A human's turn into a group session first makes its agent's main session an ambient watcher of
+    it (`watch_ambiently`), so such a turn is always recorded and reaches that main session.
+    """
     who = Actor.human() if actor is None else check_actor(actor)
     turn = check_signal(
         session_key=key,
@@ -340,15 +344,13 @@ def human_message(
         if existing is not None:
             return existing, [], False
         identity = turn.identity
+        if who.actor_type == "human":  # before the turn, so the turn itself reaches the main session
+            watch_ambiently(core, tx, identity)
         if not session.records_human_turn(
             who.actor_type, tx.session(identity), watched=lambda: tx.has_cursor_on(identity)
         ):
-            if who.actor_type == "human":
-                watch_ambiently(core, tx, identity)
             return None, [], False  # write-free for ordinary unwatched turns
-        recorded = record_in(tx, turn, spawn_edge=True)
-        watch_ambiently(core, tx, identity)  # after the turn: it starts at the new head
-        return recorded
+        return record_in(tx, turn, spawn_edge=True)
 
     def finish(outcome: tuple[SignalRecorded | None, list[MaterialSignalSeen], bool]) -> Done[Signal | None]:
         event, facts, recorded = outcome
@@ -364,10 +366,11 @@ def human_message(
 
 
 def watch_ambiently(core: Core, tx: WriteTransaction, identity: SessionIdentity) -> None:
-    """After a human turn into a group session: its agent's main session watches it ambiently.
+    """Before a human turn into a group session is recorded: its agent's main session watches it ambiently.
 
     Registered at the group's head when the main session holds no cursor on it (an explicit one is
-    kept as it is); never a group watching itself.
+    kept as it is), so the turn, the first one too, leaves it a queue-only notice; never a group
+    watching itself.
     """
     watcher = watch_cursor.ambient_watcher(tx.session(identity), core.main_key)
     if watcher is not None:
@@ -437,8 +440,12 @@ def run_terminal(
     outcome: Literal["ok", "error", "timeout", "cancelled"],
     agent_id: object = None,
 ) -> Work[Recorded, Signal]:
-    """A child run ended: `ok` is `run_completed`, anything else `run_failed` with its outcome."""
-    check_key(requester_key, "requester_key")
+    """A child run ended: `ok` is `run_completed`, anything else `run_failed` with its outcome.
+
+    The requester is the signal's producer watcher, as for any producer: where terminal runs notify,
+    it is notified whatever cursor it holds (none: one from `(0, e, e)`; an ambient one: queue-only).
+    """
+    requester = check_key(requester_key, "requester_key")
     if outcome not in RUN_TERMINAL_SUMMARIES:
         raise InvalidSignal("outcome", "must be ok, error, timeout or cancelled")
     run = check_text(run_id, "run_id")
@@ -453,6 +460,7 @@ def run_terminal(
             run_id=run,
             dedupe_key=f"run-terminal:{run}",
             agent_id=agent_id,
+            watchers=(requester,),
         )
     )
 

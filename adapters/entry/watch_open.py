@@ -34,7 +34,7 @@ def open_watch(
     `notice_links` (a template naming `{agent_id}` and `{rest_path}`) links each notice to its target.
     `notify_terminal_runs=True` makes `run_completed` and `run_failed` notify watchers (else log-only).
     `main_key` is the rest of each agent's main session key (`agent:<agentId>:main` by default): the
-    session that watches its agent's group sessions ambiently once a human spoke in them.
+    session that watches its agent's group sessions ambiently from a human's first turn in them on.
     `wake_coalesce` (seconds, default 0: off) wakes each watcher at most once per that window: the
     notices opening for it meanwhile get one trailing wake at the window's end, if one is still pending.
     `notify_on_create=True` notes each `created` session on its main session's creation digest, a

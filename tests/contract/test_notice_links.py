@@ -44,8 +44,8 @@ def texts(watch: SessionWatch) -> list[str]:
 def test_a_notice_links_template_adds_an_open_link_after_the_first_sentence(linked: SessionWatch) -> None:
     target = "agent:main:subagent:writer"
     since = stale(linked, target)
-    expected = (
-        f'Session "{target}" changed (other actor). Open: [session](/chat/main/subagent/writer) '
+    expected = (  # the link is a sentence of its own: a period ends it
+        f'Session "{target}" changed (other actor). Open: [session](/chat/main/subagent/writer). '
         f'Reconcile before acting: session_status sessionKey "{target}" changesSince {since}.'
     )
     assert [t.encode() for t in texts(linked)] == [expected.encode()]
@@ -54,7 +54,7 @@ def test_a_notice_links_template_adds_an_open_link_after_the_first_sentence(link
 def test_each_segment_of_the_rest_is_percent_encoded_on_its_own(linked: SessionWatch) -> None:
     stale(linked, "agent:main:team/a:b c?#%")
     [text] = texts(linked)
-    assert " Open: [session](/chat/main/team%2Fa/b%20c%3F%23%25) Reconcile" in text
+    assert " Open: [session](/chat/main/team%2Fa/b%20c%3F%23%25). Reconcile" in text
 
 
 def test_a_linked_notice_stays_byte_identical_while_outstanding(linked: SessionWatch) -> None:
@@ -67,7 +67,7 @@ def test_a_linked_notice_stays_byte_identical_while_outstanding(linked: SessionW
     assert [notice.text for notice in linked.drain(MANAGER)] == first
     [follow_up] = texts(linked)
     assert follow_up != first[0]
-    assert "Open: [session](/chat/main/subagent/writer)" in follow_up
+    assert "Open: [session](/chat/main/subagent/writer). Reconcile" in follow_up
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,8 @@
 """Watch provenance and ambient group watches, on every store and through both façades.
 
-A cursor is `explicit` (asked for, a spawn edge, a producer's watcher) or `ambient`. A human turn
-into a group session makes its agent's main session an ambient watcher of it; an ambient cursor's
+A cursor is `explicit` (asked for, a spawn edge, a producer's watcher) or `ambient`. Before a human
+turn into a group session is recorded, its agent's main session becomes an ambient watcher of it, so
+that turn (the first one too) leaves it a notice; an ambient cursor's
 notices are queue-only (pending and drained as any, never woken); an explicit watch promotes an
 ambient cursor, keeping its positions; an ambient registration never downgrades an explicit one;
 a run's end, where it notifies, reaches an ambient cursor only when the producer named it.
@@ -55,25 +56,34 @@ def woken_for(waker: ProbingWaker, watcher: str) -> list[str]:
     return [reason for who, reason in waker.calls if who == watcher]
 
 
-def test_a_human_turn_in_a_group_makes_its_main_session_an_ambient_watcher_at_the_new_head(
+def test_the_first_human_turn_in_a_group_leaves_its_main_session_a_queue_only_notice(
     woken: SessionWatch, waker: ProbingWaker
 ) -> None:
-    assert human(woken, GROUP, 1) is None  # nobody watched the group yet: the turn itself is not kept
-    assert provenance(woken, MAIN, GROUP) == ("ambient", 0, 0, 0)
-    e = human(woken, GROUP, 2)
+    e = human(woken, GROUP, 1)  # the main session watches the group from its head before the turn
     assert e is not None
     assert provenance(woken, MAIN, GROUP) == ("ambient", 0, e, e)
     (notice,) = woken.pending_notices(MAIN)
     assert (notice.target, notice.last_seen, notice.provenance) == (GROUP, 0, "ambient")
+    f = human(woken, GROUP, 2)
+    assert provenance(woken, MAIN, GROUP) == ("ambient", 0, e, f)
     assert woken_for(waker, MAIN) == []  # queue-only: never woken
+    assert_audit_clean(woken)
+
+
+def test_a_group_with_history_is_watched_ambiently_from_its_head_before_the_turn(watch: SessionWatch) -> None:
+    head = watch.record(GROUP, kind=SignalKind.COMPACTED, actor=Actor.system(), summary="session compacted")
+    e = human(watch, GROUP, 1)
+    assert e is not None
+    assert provenance(watch, MAIN, GROUP) == ("ambient", head.sequence, e, e)
+    assert [n.last_seen for n in watch.drain(MAIN)] == [head.sequence]
 
 
 def test_a_group_registered_with_kind_group_is_watched_ambiently_whatever_its_key(
     watch: SessionWatch,
 ) -> None:
     watch.upsert_session("agent:main:team-room", kind="group")
-    human(watch, "agent:main:team-room", 1)
-    assert provenance(watch, MAIN, "agent:main:team-room") == ("ambient", 0, 0, 0)
+    e = human(watch, "agent:main:team-room", 1)
+    assert provenance(watch, MAIN, "agent:main:team-room") == ("ambient", 0, e, e)
 
 
 def test_a_turn_into_a_session_that_is_no_group_registers_no_ambient_watch(watch: SessionWatch) -> None:
@@ -82,27 +92,50 @@ def test_a_turn_into_a_session_that_is_no_group_registers_no_ambient_watch(watch
     assert watch.cursor(MAIN, DIRECT) is None
 
 
+@pytest.mark.parametrize("key", ["agent:main:cron:nightly:group:42", "agent:main:Cron:sweep:channel:7"])
+def test_a_cron_session_whose_key_names_a_group_is_watched_by_no_main_session(
+    watch: SessionWatch, key: str
+) -> None:
+    human(watch, key, 1)
+    human(watch, key, 2)
+    assert watch.cursor(MAIN, key) is None
+
+
+def test_a_spawned_child_whose_key_or_kind_says_group_is_watched_by_no_main_session(
+    watch: SessionWatch,
+) -> None:
+    keyed = "agent:main:telegram:group:99"  # its key says group
+    registered = "agent:main:subagent:room"  # registered as a group
+    for run, child in enumerate((keyed, registered)):
+        assert watch.record_spawn(requester_key=COORDINATOR, child_key=child, child_run_id=f"r{run}")
+    watch.upsert_session(registered, kind="group")
+    for child in (keyed, registered):
+        assert human(watch, child, 1) is not None  # its spawn edge watches it
+        assert watch.cursor(MAIN, child) is None
+        assert [n.target for n in watch.pending_notices(COORDINATOR) if n.target == child] == [child]
+
+
 def test_an_agents_turn_into_a_group_registers_no_ambient_watch(watch: SessionWatch) -> None:
     watch.record_human_message(GROUP, channel="telegram", actor=Actor.agent(COORDINATOR))
     assert watch.cursor(MAIN, GROUP) is None
 
 
 def test_the_ambient_watcher_is_the_groups_own_agents_main_session(watch: SessionWatch) -> None:
-    human(watch, OTHER_GROUP, 1)
-    assert provenance(watch, "agent:ops:main", OTHER_GROUP) == ("ambient", 0, 0, 0)
+    e = human(watch, OTHER_GROUP, 1)
+    assert provenance(watch, "agent:ops:main", OTHER_GROUP) == ("ambient", 0, e, e)
     assert watch.cursor(MAIN, OTHER_GROUP) is None
 
 
 def test_main_key_names_the_main_session_that_watches_groups(store_url: str, clock: FakeClock) -> None:
     with sessionwatch.open(store_url, clock=clock, main_key="home") as watch:
-        human(watch, GROUP, 1)
-        assert provenance(watch, "agent:main:home", GROUP) == ("ambient", 0, 0, 0)
+        e = human(watch, GROUP, 1)
+        assert provenance(watch, "agent:main:home", GROUP) == ("ambient", 0, e, e)
         assert watch.cursor(MAIN, GROUP) is None
 
 
 def test_a_group_never_watches_itself_ambiently(store_url: str, clock: FakeClock) -> None:
     with sessionwatch.open(store_url, clock=clock, main_key="telegram:group:42") as watch:
-        human(watch, GROUP, 1)
+        assert human(watch, GROUP, 1) is None  # nobody watches it: an ordinary unwatched turn
         assert watch.cursor(GROUP, GROUP) is None
 
 
@@ -128,15 +161,33 @@ def test_an_ambient_watch_is_queue_only_drained_as_any_and_never_woken(
 def test_an_explicit_watch_promotes_an_ambient_cursor_keeping_its_positions_and_wakes_its_notice(
     woken: SessionWatch, waker: ProbingWaker
 ) -> None:
-    human(woken, GROUP, 1)
+    d = human(woken, GROUP, 1)
     e = human(woken, GROUP, 2)
+    assert d is not None
     assert e is not None
     assert woken.watch(MAIN, GROUP)
-    assert provenance(woken, MAIN, GROUP) == ("explicit", 0, e, e)
+    assert provenance(woken, MAIN, GROUP) == ("explicit", 0, d, e)
     assert woken_for(waker, MAIN) == [f"session-state:{GROUP}"]  # its pending notice is owed a wake now
     f = human(woken, GROUP, 3)
-    assert provenance(woken, MAIN, GROUP) == ("explicit", 0, e, f)
+    assert provenance(woken, MAIN, GROUP) == ("explicit", 0, d, f)
     assert woken.drain(MAIN)[0].provenance == "explicit"
+
+
+def test_promoting_an_ambient_cursor_keeps_its_age_so_it_expires_when_it_would_have(
+    watch: SessionWatch, clock: FakeClock
+) -> None:
+    human(watch, GROUP, 1)
+    cursor = watch.cursor(MAIN, GROUP)
+    assert cursor is not None
+    clock.advance(days=20)
+    assert watch.watch(MAIN, GROUP)  # promoted: explicit now, its last update still the turn's
+    promoted = watch.cursor(MAIN, GROUP)
+    assert promoted is not None
+    assert (promoted.provenance, promoted.updated_at) == ("explicit", cursor.updated_at)
+    clock.advance(days=11)  # 31 days after its last update, 11 after its promotion
+    watch.prune()
+    assert watch.cursor(MAIN, GROUP) is None
+    assert_audit_clean(watch)
 
 
 def test_an_ambient_registration_never_downgrades_an_explicit_watch(
@@ -151,12 +202,13 @@ def test_an_ambient_registration_never_downgrades_an_explicit_watch(
 
 
 def test_unwatching_an_ambient_cursor_lasts_until_the_next_human_turn(watch: SessionWatch) -> None:
-    human(watch, GROUP, 1)
+    d = human(watch, GROUP, 1)
+    assert d is not None
     assert watch.unwatch(MAIN, GROUP)
     assert watch.cursor(MAIN, GROUP) is None
-    e = human(watch, GROUP, 2)  # unwatched again: not kept, and the main session watches anew
-    assert e is None
-    assert provenance(watch, MAIN, GROUP) == ("ambient", 0, 0, 0)
+    e = human(watch, GROUP, 2)  # the main session watches anew from the head, then hears of the turn
+    assert e is not None
+    assert provenance(watch, MAIN, GROUP) == ("ambient", d, e, e)
 
 
 def test_a_run_end_that_notifies_skips_ambient_cursors_unless_the_producer_named_the_watcher(

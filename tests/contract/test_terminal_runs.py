@@ -45,11 +45,11 @@ def spawn(watch: SessionWatch, run: str = "run-1") -> int:
     return signal.sequence
 
 
-def end(watch: SessionWatch, outcome: str = "ok", run: str = "run-1") -> int:
+def end(watch: SessionWatch, outcome: str = "ok", run: str = "run-1", requester: str = MANAGER) -> int:
     signal = watch.record_run_terminal(
         child_key=CHILD,
         run_id=run,
-        requester_key=MANAGER,
+        requester_key=requester,
         outcome=outcome,  # type: ignore[arg-type]
     )
     assert signal is not None
@@ -99,6 +99,45 @@ def test_a_terminal_run_reaches_a_producer_watcher_without_a_cursor_from_zero(
     e = signal.sequence
     assert lnm(notifying, COORDINATOR, CHILD) == (0, e, e)
     assert [n.last_seen for n in notifying.pending_notices(COORDINATOR)] == [0]
+
+
+@pytest.mark.parametrize("before", ["never-watched", "reset", "not-the-spawner"])
+def test_a_terminal_run_reaches_its_requester_without_a_cursor_from_zero(
+    notifying: SessionWatch, waker: ProbingWaker, before: str
+) -> None:
+    """The requester `record_run_terminal` names is a producer watcher: no cursor, one from `(0, e, e)`."""
+    requester = MANAGER
+    if before == "reset":  # the spawner's cursor went with its reset
+        spawn(notifying)
+        notifying.reset_session(MANAGER)
+    elif before == "not-the-spawner":
+        spawn(notifying)
+        requester = COORDINATOR
+    e = end(notifying, "error", requester=requester)
+    assert lnm(notifying, requester, CHILD) == (0, e, e)
+    [notice] = notifying.pending_notices(requester)
+    assert (notice.target, notice.last_seen, notice.provenance) == (CHILD, 0, "explicit")
+    assert (requester, f"session-state:{CHILD}") in waker.calls
+    assert_audit_clean(notifying)
+
+
+def test_a_terminal_run_gives_a_requester_holding_an_ambient_cursor_a_queue_only_notice(
+    notifying: SessionWatch, waker: ProbingWaker
+) -> None:
+    assert notifying.watch(COORDINATOR, CHILD, target_agent_id="main", ambient=True)
+    e = end(notifying, "ok", requester=COORDINATOR)
+    cursor = notifying.cursor(COORDINATOR, CHILD)
+    assert cursor is not None
+    assert (cursor.provenance, cursor.last_seen, cursor.notified, cursor.material) == ("ambient", 0, e, e)
+    assert [n.provenance for n in notifying.pending_notices(COORDINATOR)] == ["ambient"]
+    assert [who for who, _ in waker.calls if who == COORDINATOR] == []  # queue-only: never woken
+    assert_audit_clean(notifying)
+
+
+def test_by_default_a_terminal_run_leaves_its_requester_without_a_cursor(watch: SessionWatch) -> None:
+    end(watch, "ok", requester=COORDINATOR)
+    assert watch.cursor(COORDINATOR, CHILD) is None
+    assert watch.pending_notices(COORDINATOR) == []
 
 
 def test_a_terminal_run_by_the_watcher_itself_notifies_it_not(notifying: SessionWatch) -> None:

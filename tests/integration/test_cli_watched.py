@@ -131,11 +131,12 @@ def test_an_ambient_watch_is_marked_as_never_woken(
     url = f"sqlite:///{tmp_path / 'group.db'}"
     group = "agent:main:telegram:group:42"
     with sessionwatch.open(url) as watch:
-        watch.record_human_message(group, channel="telegram")  # the main session now watches it ambiently
+        watch.record_human_message(group, channel="telegram")  # the main session watches it, ambiently
 
     outcome = cli(capsys, "watched", MANAGER, "--db", url)
 
     assert (outcome.code, outcome.err) == (0, "")
+    pending = "notice pending (changesSince 0)"  # the turn itself is a notice, never woken
     assert outcome.out.splitlines() == [
-        f"{group}  agent main  last seen 0  notified 0  material 0  ambient (never woken)"
+        f"{group}  agent main  last seen 0  notified 1  material 1  {pending}  ambient (never woken)"
     ]

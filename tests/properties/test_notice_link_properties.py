@@ -81,6 +81,6 @@ def test_a_linked_notice_is_the_plain_text_with_the_link_after_its_first_sentenc
     text = Notice.from_state(cursor(key, last_seen), LINKS).text
     assert text == Notice.from_state(cursor(key, last_seen), LINKS).text  # rendered twice, same bytes
     link = LINKS.link(key)
-    opened = f" Open: [session]({link})" if link is not None else ""
+    opened = f" Open: [session]({link})." if link is not None else ""
     assert text.replace(opened, "", 1) == notice_text(key, last_seen)
     assert text.startswith(f'Session "{key}" changed (other actor).{opened} Reconcile before acting: ')

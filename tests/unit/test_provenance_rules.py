@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -54,8 +55,10 @@ def fold(state: CursorState | None, facts: Iterable[CursorFact]) -> CursorState 
     return state
 
 
-def register(state: CursorState | None, provenance: Provenance, head: int = 5) -> CursorState | None:
-    return fold(state, decide(RegisterWatch(**ids(), head=head, provenance=provenance), state))
+def register(
+    state: CursorState | None, provenance: Provenance, head: int = 5, at_ms: int = AT_MS
+) -> CursorState | None:
+    return fold(state, decide(RegisterWatch(**ids(at_ms=at_ms), head=head, provenance=provenance), state))
 
 
 def observe(state: CursorState | None, sequence: int) -> CursorState | None:
@@ -96,7 +99,7 @@ def test_an_explicit_registration_promotes_an_ambient_cursor_and_keeps_its_pendi
         9,
         9,
     )
-    assert promoted.updated_at_ms == AT_MS + 1
+    assert promoted.updated_at_ms == AT_MS  # its age is the cursor's own: a promotion does not refresh it
 
 
 def test_an_ambient_registration_never_downgrades_an_explicit_cursor() -> None:
@@ -149,6 +152,46 @@ def test_the_main_session_of_the_groups_agent_watches_a_group_and_no_other_sessi
     assert ambient_watcher(group, "telegram:group:42") is None  # never the group watching itself
 
 
+def session(key: str, *, kind: str = "main", spawned_by: str | None = None) -> SessionState:
+    return SessionState(session_key=key, agent_id="main", known=True, kind=kind, spawned_by=spawned_by)
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        session("agent:main:telegram:group:42", spawned_by=MAIN),
+        session("agent:main:subagent:room", kind="group", spawned_by="agent:main:coordinator"),
+        session("agent:main:cron:nightly:group:42"),
+        session("agent:main:CRON:nightly:channel:7"),
+        session("agent:main: cron:nightly:group:42", kind="group"),
+        session("cron:nightly:group:42"),
+        session("agent:main:telegram:group:42", kind="cron"),
+        session("global", kind="group"),
+        session("unknown", kind="group"),
+    ],
+    ids=lambda state: f"{state.session_key}|{state.kind}|{state.spawned_by}",
+)
+def test_a_spawned_child_a_cron_session_and_the_sentinel_keys_are_never_groups(state: SessionState) -> None:
+    assert not is_group_session(state)
+    assert ambient_watcher(state) is None
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        session("agent:main:telegram:group:42"),
+        session("agent:main:slack:channel:crew"),
+        session("agent:main:room", kind="group"),
+        session("agent:main:telegram:group:cron:42"),  # `cron:` later in the key: still a group
+        session("agent:main:telegram:group:42", kind="main"),  # the key says group: the kind is a default
+        session("team-room", kind="group"),  # a bare key, registered as a group
+    ],
+    ids=lambda state: f"{state.session_key}|{state.kind}",
+)
+def test_a_session_registered_or_keyed_as_a_group_is_one(state: SessionState) -> None:
+    assert is_group_session(state)
+
+
 ACTS = st.lists(
     st.one_of(
         st.tuples(st.just("register"), st.sampled_from(["explicit", "ambient"])),
@@ -165,10 +208,13 @@ def test_once_explicit_a_cursor_stays_explicit_and_positions_never_move_back(
 ) -> None:
     state: CursorState | None = None
     sequence = 0
-    for act, arg in acts:
+    for step, (act, arg) in enumerate(acts, 1):
         before = state
         if act == "register":
-            state = register(state, arg, head=sequence)  # type: ignore[arg-type]
+            state = register(state, arg, head=sequence, at_ms=AT_MS + step)  # type: ignore[arg-type]
+            if before is not None:  # a registration of a cursor changes its provenance at most
+                assert state is not None
+                assert state.model_copy(update={"provenance": before.provenance}) == before
         elif act == "signal":
             sequence += 1
             state = observe(state, sequence)

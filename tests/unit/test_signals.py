@@ -289,6 +289,15 @@ def test_the_notice_text_is_byte_stable() -> None:
     )
 
 
+def test_a_notice_link_is_a_sentence_of_its_own_ended_by_a_period() -> None:
+    text = notice_text("agent:main:dashboard:7ac7", 3, link="/chat/main/dashboard/7ac7")
+    assert text.encode() == (
+        b'Session "agent:main:dashboard:7ac7" changed (other actor).'
+        b" Open: [session](/chat/main/dashboard/7ac7)."
+        b' Reconcile before acting: session_status sessionKey "agent:main:dashboard:7ac7" changesSince 3.'
+    )
+
+
 def test_the_notice_text_depends_only_on_target_and_last_seen() -> None:
     assert notice_text("global", 0) == notice_text("global", 0)
     assert notice_text("global", 0) != notice_text("global", 1)
