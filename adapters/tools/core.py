@@ -327,15 +327,7 @@ class ToolsCore:
         """
         registry = self.registry()
         caller = self.caller(ctx, registry)
-        found = self.resolve(caller, registry, raw, agent_id=agent_id)
-        if isinstance(found, Refusal):
-            if found.reason == "not_visible":
-                raise ToolForbidden(found.error)
-            raise unknown_session(found)
-        refusal = self.access("status", caller, identity(found))
-        if refusal is not None:
-            raise ToolForbidden(refusal)
-        return caller, found
+        return caller, status_target_in(self, caller, registry, raw, agent_id=agent_id)
 
     @staticmethod
     def is_caller(caller: Caller, entry: RegistryEntry) -> bool:
@@ -373,6 +365,26 @@ class ToolsCore:
             delivery_channel=entry.delivery_context.channel if entry.delivery_context is not None else None,
             last_channel=entry.last_channel,
         )
+
+
+def status_target_in(
+    tools: ToolsCore, caller: Caller, registry: Registry, raw: str, *, agent_id: str | None = None
+) -> RegistryEntry:
+    """`ToolsCore.status_target` over a registry and a caller already read (one read for many refs).
+
+    Raises:
+        UnknownSession: the reference names no session.
+        ToolForbidden: visibility or the agent-to-agent policy denies reading its status.
+    """
+    found = tools.resolve(caller, registry, raw, agent_id=agent_id)
+    if isinstance(found, Refusal):
+        if found.reason == "not_visible":
+            raise ToolForbidden(found.error)
+        raise unknown_session(found)
+    refusal = tools.access("status", caller, identity(found))
+    if refusal is not None:
+        raise ToolForbidden(refusal)
+    return found
 
 
 def unknown_session(refusal: Refusal) -> UnknownSession:
