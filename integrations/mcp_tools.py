@@ -37,7 +37,7 @@ from sessionwatch.domain.tools.ports import (
     TranscriptPage,
     Usage,
 )
-from sessionwatch.domain.watch_cursor import can_watch
+from sessionwatch.domain.watch_cursor import why_never_notified
 from sessionwatch.projections.models import Notice, RegistryEntry, SessionStatus, Signal
 
 T = TypeVar("T")
@@ -485,12 +485,7 @@ class CallerTools:
 
     def _watch_refusal(self, target: str) -> str:
         """Why the core refused the watch (it decided; this only says which rule)."""
-        if not can_watch(self.caller_key):
-            return (
-                f"{self.caller_key} is not an agent-qualified key (agent:<id>:<rest>); "
-                "such sessions are never notified"
-            )
-        return f"{target} cannot watch itself"
+        return why_never_notified(self.caller_key) or f"{target} cannot watch itself"
 
 
 class ToolCallError(Exception):

@@ -27,10 +27,9 @@ from sessionwatch.domain.tools.ports import Models, Runtime, Transcripts
 from sessionwatch.domain.tools.results import RunStatus
 from sessionwatch.domain.tools.session_keys import (
     GLOBAL_KEY,
-    SESSION_KINDS,
     SessionKind,
-    classify_kind,
     derive_channel,
+    listed_kind,
     resolve_reference,
     sandbox_not_visible_message,
     session_depth,
@@ -44,9 +43,6 @@ from sessionwatch.domain.tools.visibility import (
     subtree_of,
 )
 from sessionwatch.projections.models import RegistryEntry
-
-CORE_DEFAULT_KIND: Final = "main"
-"""The core registers every session as `main` unless told otherwise, so that value says nothing."""
 
 RUN_STATUS: Final[dict[str | None, RunStatus]] = {
     None: "done",
@@ -347,10 +343,9 @@ class ToolsCore:
 
     def kind_of(self, entry: RegistryEntry) -> SessionKind:
         """The entry's kind: a kind the host set, else derived from the key."""
-        stored = entry.kind if entry.kind in SESSION_KINDS and entry.kind != CORE_DEFAULT_KIND else None
-        return classify_kind(
+        return listed_kind(
             entry.session_key,
-            registry_kind=stored,
+            entry.kind,
             main_key=self.config.main_key,
             session_scope=self.config.session_scope,
         )
