@@ -242,6 +242,10 @@ class SignalStore(Protocol):
         """The watcher's cursors (only pending ones when `pending_only`), ordered by target."""
         ...
 
+    def has_cursor_on(self, identity: SessionIdentity) -> bool:
+        """Whether any cursor targets the identity: some session watches it."""
+        ...
+
     def upstream_link(self, identity: SessionIdentity) -> UpstreamLinkState | None:
         """The identity's upstream link, a tombstone included, or None."""
         ...

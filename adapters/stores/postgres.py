@@ -379,6 +379,15 @@ class PostgresSignalStore:
         """The watcher's cursors, ordered by target."""
         return self._read(lambda c: cursors_of(c, watcher, pending_only=pending_only))
 
+    def has_cursor_on(self, identity: SessionIdentity) -> bool:
+        """Whether any cursor targets the identity (one indexed row)."""
+
+        def query(c: Cursor) -> bool:
+            c.execute(sql.SELECT_ANY_CURSOR_ON, identity)
+            return c.fetchone() is not None
+
+        return self._read(query)
+
     def digest(self, identity: SessionIdentity) -> DigestState | None:
         """The main session's creation digest row."""
 
