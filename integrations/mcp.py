@@ -61,8 +61,9 @@ TOOL_DESCRIPTIONS: Final = {
     "sessions_watch": "Watch a session from its current head: the next change another actor makes there "
     "gives you one notice. Watching an already watched session leaves its cursor untouched.",
     "sessions_unwatch": "Stop watching a session; its pending notice goes too.",
-    "session_notices": "Your pending notices, one line per changed session; with ack true they are "
-    "acknowledged, so a session notifies you again only for a change after this notice.",
+    "session_notices": "Your pending notices about sessions you can read with session_status, one line "
+    "per changed session; with ack true exactly those are acknowledged, so a session notifies you again "
+    "only for a change after this notice.",
 }
 
 
