@@ -257,7 +257,9 @@ async def _given_notices(visibility: str) -> dict[str, Any]:
     async with await sessionwatch.aio.open("memory://", sweep_on_open=False) as watch:
         await watch.upsert_session(CALLER)
         await watch.record_spawn(requester_key=CALLER, child_key=CHILD, child_run_id="run-1")
-        for _ in range(2):  # the first turn registers the ambient watch, the second opens its notice
+        for _ in range(2):  # a person talks in the group until its (ambient) notice is pending
+            if GROUP in {n.target for n in await watch.pending_notices(CALLER)}:
+                break
             await watch.record_human_message(GROUP, channel="telegram")
         await watch.record_human_message(CHILD, channel="telegram")
         assert {n.target for n in await watch.pending_notices(CALLER)} == {CHILD, GROUP}
