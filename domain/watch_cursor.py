@@ -375,6 +375,14 @@ def can_watch(watcher: str) -> bool:
     return is_agent_qualified(watcher)
 
 
+def why_never_notified(watcher: str) -> str | None:
+    """Why `watcher` can hold no cursor, in the words every refusal uses; None when it can."""
+    if can_watch(watcher):
+        return None
+    never = "such sessions are never notified"
+    return f"{watcher.strip()} is not an agent-qualified key (agent:<id>:<rest>); {never}"
+
+
 def notified_watchers(
     signal: SignalRecorded,
     producer_watchers: Collection[str],

@@ -183,9 +183,8 @@ def handle_hook(
         if event == "SessionStart" or watch.registry_entry(key) is None:
             watch.upsert_session(key, session_id=str(session_id))
         if prompt is None:  # a session started, resumed or compacted: what it is, and what it watches
-            return _output(
-                "SessionStart", "\n\n".join(filter(None, [session_context(key), watch.watch_prompt(key)]))
-            )
+            told = [session_context(key, watched=watch.is_watched(key)), watch.watch_prompt(key)]
+            return _output("SessionStart", "\n\n".join(filter(None, told)))
         context = _prompt_submitted(watch, key, prompt, hook_input)
     return None if context is None else _output("UserPromptSubmit", context)
 
@@ -238,10 +237,15 @@ def _dedupe_key(hook_input: Mapping[str, object]) -> str | None:
     return None
 
 
-def session_context(key: str) -> str:
-    """What a starting session is told: its key, which other sessions watch it by."""
+def session_context(key: str, *, watched: bool) -> str:
+    """What a starting session is told: its key, and that another session watches it only when one does."""
+    by_key = (
+        "Another session watches this one by that key"
+        if watched
+        else "No other session watches this one; one can watch it by that key"
+    )
     return (
-        f"sessionwatch: this session's key is {key}. Another session watches this one by that key; "
+        f"sessionwatch: this session's key is {key}. {by_key}; "
         "notices about sessions this one watches arrive with the next prompt."
     )
 

@@ -5,7 +5,9 @@ Needs the `mcp` extra (the official SDK, imported by this module only). The serv
 tells its subscribers (`notifications/resources/updated`) when a notice opens for the served
 session: at once when this process's waker hears of it (its own writes, and on PostgreSQL every
 other process's too), and within `poll_interval` seconds otherwise (a record another process made
-in a SQLite file, or a subagent session, which is never woken).
+in a SQLite file, or a subagent session, which is never woken). Only notices the caller may
+reconcile count (`CallerTools.pending_notices`). Over HTTP, a host other than loopback needs a
+bearer token (`mcp_auth`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import logging
 import socket
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol
 
 import mcp_types as types
@@ -28,10 +30,10 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Res
 from mcp.shared.exceptions import MCPError
 
 import sessionwatch.aio
-from sessionwatch.adapters.entry.aio import AsyncSessionWatch
 from sessionwatch.adapters.stores.port import StoreError
 from sessionwatch.domain.keys import SessionIdentity, resolve_identity
 from sessionwatch.domain.tools.config import ToolContext, ToolsConfig
+from sessionwatch.integrations.mcp_auth import BearerGate, check_exposure, check_token
 from sessionwatch.integrations.mcp_tools import CallerTools, ToolCallError
 
 __all__ = [
@@ -47,6 +49,8 @@ __all__ = [
 logger = logging.getLogger("sessionwatch.mcp")
 
 NOTICES_PREFIX: Final = "sessionwatch://notices/"
+NOTICES_TEMPLATE: Final = f"{NOTICES_PREFIX}{{session}}"
+"""The notices resources' URI template; this server answers it for the session it serves."""
 DEFAULT_POLL_INTERVAL: Final = 2.0
 """Seconds between two reads of the served session's pending notices (0: only the waker's)."""
 
@@ -57,8 +61,9 @@ TOOL_DESCRIPTIONS: Final = {
     "sessions_watch": "Watch a session from its current head: the next change another actor makes there "
     "gives you one notice. Watching an already watched session leaves its cursor untouched.",
     "sessions_unwatch": "Stop watching a session; its pending notice goes too.",
-    "session_notices": "Your pending notices, one line per changed session; with ack true they are "
-    "acknowledged, so a session notifies you again only for a change after this notice.",
+    "session_notices": "Your pending notices about sessions you can read with session_status, one line "
+    "per changed session; with ack true exactly those are acknowledged, so a session notifies you again "
+    "only for a change after this notice.",
 }
 
 
@@ -81,6 +86,8 @@ class ServerOptions:
     visibility: Literal["self", "tree", "agent", "all"] = "tree"
     announce: Callable[[str], None] | None = None
     """Told the URL once the HTTP server listens (the command line prints it on stderr)."""
+    token: str | None = field(default=None, repr=False)
+    """The bearer token every HTTP request must carry (required off loopback); never printed."""
 
 
 class _Notifiable(Protocol):
@@ -90,13 +97,13 @@ class _Notifiable(Protocol):
 class NoticeFeed:
     """Tells the subscribers of the served session's notices resource that a notice opened.
 
-    A notice opens when a (target, changesSince) pair appears among the pending notices: a new stale
-    target, or the follow-up of an acknowledged one. Subscribers are the `subscriptions/listen`
-    streams (through the bus) and the connections that sent `resources/subscribe`.
+    A notice opens when a (target, changesSince) pair appears among the pending notices the caller
+    may reconcile: a new stale target, or the follow-up of an acknowledged one. Subscribers are the
+    `subscriptions/listen` streams (through the bus) and the connections that sent `resources/subscribe`.
     """
 
-    def __init__(self, watch: AsyncSessionWatch, session: SessionIdentity) -> None:
-        self._watch = watch
+    def __init__(self, tools: CallerTools, session: SessionIdentity) -> None:
+        self._tools = tools
         self.session = session
         self.uri = notices_uri(session.session_key)
         self.bus = InMemorySubscriptionBus()
@@ -113,9 +120,9 @@ class NoticeFeed:
         self._subscribed.discard(connection)
 
     async def check(self, *, announce: bool = True) -> bool:
-        """Read the pending notices; tell the subscribers when one opened since the last check."""
+        """Read the notices the caller may reconcile; tell the subscribers when one opened since then."""
         async with self._lock:
-            pending = await self._watch.pending_notices(self.session.session_key)
+            pending = await self._tools.pending_notices()
             now = frozenset((n.target, n.target_agent_id, n.last_seen) for n in pending)
             opened = bool(now - self._known)
             self._known = now
@@ -221,6 +228,19 @@ class _Handlers:
         )
         return types.ListResourcesResult(resources=[resource])
 
+    async def list_resource_templates(
+        self, _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        template = types.ResourceTemplate(
+            name="notices",
+            title="Pending notices of a session",
+            uri_template=NOTICES_TEMPLATE,
+            description=f"A session's pending notices; this server serves {self.feed.session.session_key} "
+            f"only ({self.feed.uri}), and refuses any other session's.",
+            mime_type="application/json",
+        )
+        return types.ListResourceTemplatesResult(resource_templates=[template])
+
     def _check_uri(self, uri: str) -> None:
         if uri != self.feed.uri:
             raise MCPError(types.INVALID_PARAMS, f"Unknown resource: {uri} (this server has {self.feed.uri})")
@@ -260,6 +280,7 @@ def build_server(tools: CallerTools, feed: NoticeFeed) -> Server[Any]:
         on_list_tools=handlers.list_tools,
         on_call_tool=handlers.call_tool,
         on_list_resources=handlers.list_resources,
+        on_list_resource_templates=handlers.list_resource_templates,
         on_read_resource=handlers.read_resource,
         on_subscribe_resource=handlers.subscribe,
         on_unsubscribe_resource=handlers.unsubscribe,
@@ -268,15 +289,23 @@ def build_server(tools: CallerTools, feed: NoticeFeed) -> Server[Any]:
 
 
 async def serve(options: ServerOptions) -> None:
-    """Open the store, serve the calling session until the client goes away (stdio) or a signal (HTTP)."""
+    """Open the store, serve the calling session until the client goes away (stdio) or a signal (HTTP).
+
+    Raises:
+        ExposureError: HTTP on a host other than loopback without a bearer token, or a token too weak
+            to protect it; checked before the store opens.
+    """
     identity = resolve_identity(options.session, options.agent_id, field="session")
+    if options.transport == "http":
+        check_token(options.token)
+        check_exposure(options.host, options.token)
     waker = _FeedWaker(identity.session_key)
     async with await sessionwatch.aio.open(options.url, waker=waker, sweep_on_open=False) as watch:
         if await watch.registry_entry(identity.session_key, agent_id=identity.agent_id) is None:
             await watch.upsert_session(identity.session_key, agent_id=identity.agent_id)
         ctx = ToolContext(session_key=identity.session_key, agent_id=identity.agent_id)
         tools = CallerTools(watch, ctx, config=ToolsConfig(visibility=options.visibility))
-        feed = NoticeFeed(watch, identity)
+        feed = NoticeFeed(tools, identity)
         await feed.check(announce=False)
         waker.feed = feed
         server = build_server(tools, feed)
@@ -294,8 +323,12 @@ async def serve(options: ServerOptions) -> None:
 
 
 async def _serve_http(server: Server[Any], options: ServerOptions) -> None:
-    """Streamable HTTP at `http://HOST:PORT/mcp` (port 0: any free port, announced once bound)."""
-    app = server.streamable_http_app(host=options.host)
+    """Streamable HTTP at `http://HOST:PORT/mcp` (port 0: any free port, announced once bound).
+
+    With a token, every request passes the bearer gate first (loopback included).
+    """
+    streamable = server.streamable_http_app(host=options.host)
+    app = streamable if options.token is None else BearerGate(streamable, options.token)
     family = socket.AF_INET6 if ":" in options.host else socket.AF_INET
     listening = socket.socket(family, socket.SOCK_STREAM)
     listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -18,12 +18,13 @@ from pydantic.alias_generators import to_camel
 from sessionwatch.adapters.app.reports import RunOutcome, RunRecord
 from sessionwatch.adapters.entry.aio import AsyncSessionWatch
 from sessionwatch.adapters.stores.port import StoreError
+from sessionwatch.adapters.tools.core import status_target_in
 from sessionwatch.adapters.tools.session_tools import SessionTools
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSession
 from sessionwatch.domain.ports import Clock
 from sessionwatch.domain.registry import Route
 from sessionwatch.domain.tools.config import ToolContext, ToolsConfig
-from sessionwatch.domain.tools.errors import ToolError
+from sessionwatch.domain.tools.errors import ToolError, ToolForbidden
 from sessionwatch.domain.tools.ports import (
     AnnounceRequest,
     ChildRunRequest,
@@ -36,7 +37,7 @@ from sessionwatch.domain.tools.ports import (
     TranscriptPage,
     Usage,
 )
-from sessionwatch.domain.watch_cursor import can_watch
+from sessionwatch.domain.watch_cursor import why_never_notified
 from sessionwatch.projections.models import Notice, RegistryEntry, SessionStatus, Signal
 
 T = TypeVar("T")
@@ -46,6 +47,12 @@ TOOL_ERRORS: Final = (ToolError, InvalidQuery, InvalidSignal, UnknownSession, St
 """The library's typed refusals: a tool reports their message as an MCP tool error."""
 
 NOT_HERE: Final = "not available from the sessionwatch MCP server"
+
+WATCHING_FOLLOWS_STATUS: Final = {
+    "sessions_watch": "this server watches only a session whose status the caller may read. ",
+    "sessions_unwatch": "this server unwatches only a session whose status the caller may read. ",
+}
+"""Why a watch tool's visibility refusal quotes the status rule: a notice must be reconcilable."""
 
 
 # ------------------------------------------------------------------------------ argument models
@@ -366,26 +373,63 @@ class CallerTools:
         }
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> JsonObject:
-        """Run the tool `name`; a typed library error (or bad arguments) raises `ToolCallError`."""
+        """Run the tool `name`; a typed library error (or bad arguments) raises `ToolCallError`.
+
+        The error's message starts with the tool's name (`sessions_watch: ...`), so a refusal never
+        reads as another tool's.
+        """
         found = self.catalog.get(name)
         if found is None:
             raise ToolCallError(f"Unknown tool: {name}")
         try:
             return await found[1](arguments)
         except ValidationError as exc:
-            raise ToolCallError(arguments_error(exc)) from None
+            raise ToolCallError(f"{name}: {arguments_error(exc)}") from None
+        except ToolForbidden as exc:
+            raise ToolCallError(f"{name}: {WATCHING_FOLLOWS_STATUS.get(name, '')}{exc}") from None
         except TOOL_ERRORS as exc:
-            raise ToolCallError(named_for_the_caller(exc)) from None
+            raise ToolCallError(f"{name}: {named_for_the_caller(exc)}") from None
+
+    async def pending_notices(self) -> list[Notice]:
+        """The caller's pending notices about sessions it may reconcile, nothing acknowledged.
+
+        A notice is given only when the `session_status` call its text asks for would answer: the
+        target resolves to itself and the caller may read its status. The others stay pending,
+        untouched, for a reader that may act on them (a wider `--visibility`, the host's own drain).
+        """
+        pending = await self._watch.pending_notices(self.caller_key)
+        if not pending:
+            return []
+        return await asyncio.to_thread(self._reconcilable, pending)
+
+    def _reconcilable(self, notices: list[Notice]) -> list[Notice]:
+        registry = self._tools.registry()
+        caller = self._tools.caller(self._ctx, registry)
+        kept = []
+        for notice in notices:
+            try:
+                entry = status_target_in(
+                    self._tools, caller, registry, notice.target, agent_id=notice.target_agent_id
+                )
+            except (ToolForbidden, UnknownSession):
+                continue
+            if (entry.session_key, entry.agent_id) == (notice.target, notice.target_agent_id):
+                kept.append(notice)
+        return kept
 
     async def notices(self, *, ack: bool = False) -> list[JsonObject]:
-        """The caller's pending notices as JSON (`target`, `targetAgentId`, `lastSeen`, `text`)."""
-        found: list[Notice] = await (
-            self._watch.drain(self.caller_key) if ack else self._watch.pending_notices(self.caller_key)
-        )
-        return [notice.to_json() for notice in found]
+        """The caller's reconcilable notices as JSON (`target`, `targetAgentId`, `lastSeen`, `text`).
+
+        With `ack`, exactly those are acknowledged (as `acknowledge` does: a change after a notice
+        leaves its one follow-up); a notice not given is never acknowledged.
+        """
+        given = await self.pending_notices()
+        if ack and given:
+            await self._watch.acknowledge(self.caller_key, given)
+        return [notice.to_json() for notice in given]
 
     async def _target(self, arguments: SessionStatusArguments | SessionTargetArguments) -> RegistryEntry:
-        """The session the arguments name, when the caller may see it (the tools' own resolution)."""
+        """The session the arguments name, when the caller may read its status (the tools' own rules)."""
         _, entry = await asyncio.to_thread(
             self._tools.status_target, self._ctx, arguments.session_key, agent_id=arguments.agent_id
         )
@@ -441,12 +485,7 @@ class CallerTools:
 
     def _watch_refusal(self, target: str) -> str:
         """Why the core refused the watch (it decided; this only says which rule)."""
-        if not can_watch(self.caller_key):
-            return (
-                f"{self.caller_key} is not an agent-qualified key (agent:<id>:<rest>); "
-                "such sessions are never notified"
-            )
-        return f"{target} cannot watch itself"
+        return why_never_notified(self.caller_key) or f"{target} cannot watch itself"
 
 
 class ToolCallError(Exception):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from sessionwatch.adapters.app.checks import query_cursor_key, query_key
+from sessionwatch.adapters.app.checks import query_cursor_key, query_identity, query_key
 from sessionwatch.adapters.app.core import Core, Done, Work, done, wakes_of
 from sessionwatch.adapters.app.digests import acknowledged_digest, drain_digest_in, pending_digest
 from sessionwatch.adapters.stores.port import WriteTransaction
@@ -117,6 +117,11 @@ def cursor(
 def watched_by(core: Core, watcher_key: object) -> list[Cursor]:
     """Every cursor of the watcher (pending or not), ordered by target key then agent id."""
     return [Cursor.from_state(c) for c in _cursors_by_target(core, watcher_key)]
+
+
+def is_watched(core: Core, key: object, *, agent_id: object = None) -> bool:
+    """Whether any session watches the identity (holds a cursor on it), ambient watches included."""
+    return core.store.has_cursor_on(query_identity(key, agent_id))
 
 
 def watch_prompt(core: Core, watcher_key: object) -> str:

@@ -443,6 +443,10 @@ class AsyncSessionWatch(AsyncUpstream):
         """The watcher's cursors, ordered by target (`SessionWatch.watched_by`)."""
         return await self._scheduler.read(notices.watched_by, self._core, watcher_key)
 
+    async def is_watched(self, key: str, *, agent_id: str | None = None) -> bool:
+        """Whether another session watches this one (`SessionWatch.is_watched`)."""
+        return await self._scheduler.read(notices.is_watched, self._core, key, agent_id=agent_id)
+
     async def watch_prompt(self, watcher_key: str) -> str:
         """The bounded system-prompt block of what the watcher watches (`SessionWatch.watch_prompt`)."""
         return await self._scheduler.read(notices.watch_prompt, self._core, watcher_key)

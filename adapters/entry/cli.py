@@ -55,6 +55,11 @@ EXIT_CODES = (
     "stdout; 2 bad usage, bad input or an unusable store, one line on stderr; 3 internal error, one "
     "line on stderr"
 )
+WATCHER_RULE = (
+    " A WATCHER that is not agent-qualified can never be notified, and one the store knows nothing "
+    "of (no session, no cursor) is an unknown session, as status says of an unknown KEY: both are "
+    "bad input (exit 2)."
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -168,7 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
         "list",
         run.list_command,
         help="known sessions with their stateVersion",
-        description="Every known session with its agent, kind and stateVersion (shown once above 0).",
+        description="Every known session with its agent, kind and stateVersion (shown once above 0). The "
+        "kind is the one the session tools and the MCP server list: the kind the host registered, else "
+        "derived from the key (main, group, cron, hook, node, other; a sub-agent is other).",
     )
     listing.add_argument("--agent", metavar="ID", help="only this agent's sessions")
 
@@ -193,7 +200,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(agent:agent:main:main); default human",
     )
     record.add_argument("--payload", metavar="JSON", help='metadata JSON object, e.g. {"outcome": "error"}')
-    record.add_argument("--dedupe-key", metavar="K", help="global dedupe key")
+    record.add_argument(
+        "--dedupe-key",
+        metavar="K",
+        help="global dedupe key: when a retained signal already has it, nothing is recorded and the "
+        "answer says duplicate and names that signal (exit 0: a retry is harmless)",
+    )
     record.add_argument("--agent", metavar="ID", help="agent id (required for bare keys)")
     record.add_argument("--run-id", metavar="R", help="run id")
     record.add_argument(
@@ -273,7 +285,8 @@ def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: li
         run.unwatch_command,
         help="stop watching a session",
         description="Remove WATCHER's cursor on TARGET, with its pending notice. Exit 0 "
-        "whether or not there was one to remove: the output says which.",
+        "whether or not there was one to remove: the output says which. A WATCHER that is not "
+        "agent-qualified holds no cursor ever: bad input (exit 2).",
     )
     _target_arguments(unwatch)
 
@@ -288,7 +301,7 @@ def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: li
         "(with --json, a list of cursor objects with a pending flag; 'watches no session' when there "
         "are none). With --prompt, the bounded block a host puts in WATCHER's system prompt instead: "
         "the sessions it watches (at most 20, within 2,000 characters), that its session tools can read "
-        "them, and how to reconcile; nothing when it watches none. Reading moves no cursor.",
+        "them, and how to reconcile; nothing when it watches none. Reading moves no cursor." + WATCHER_RULE,
     )
     watched.add_argument("watcher", metavar="WATCHER", help="the watching session, agent:<id>:<rest>")
     watched.add_argument(
@@ -303,7 +316,7 @@ def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: li
         help="WATCHER's pending notices, without acknowledging them",
         description="One notice line per changed target, nothing when none is pending "
         "(with --json, a list of objects: target, targetAgentId, lastSeen, text). Reading never "
-        "acknowledges: use drain for that.",
+        "acknowledges: use drain for that." + WATCHER_RULE,
     )
     notices.add_argument("watcher", metavar="WATCHER", help="the watching session")
 
@@ -315,7 +328,7 @@ def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: li
         help="print WATCHER's pending notices and acknowledge them",
         description="Print the pending notices like `notices`, and acknowledge each: the watcher "
         "has now seen what its notice announced, not more, so a change that arrived after the notice "
-        "was written leaves exactly one follow-up notice for the next drain.",
+        "was written leaves exactly one follow-up notice for the next drain." + WATCHER_RULE,
     )
     drain.add_argument("watcher", metavar="WATCHER", help="the watching session")
 

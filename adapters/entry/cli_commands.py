@@ -26,6 +26,7 @@ from sessionwatch.adapters.entry.cli_text import (
     CliError,
     check_record,
     format_audit,
+    format_duplicate,
     format_prune,
     format_rows,
     format_signal,
@@ -47,11 +48,13 @@ from sessionwatch.adapters.entry.watch import SessionWatch
 from sessionwatch.adapters.entry.watch_open import open_watch
 from sessionwatch.adapters.history.jsonl import check_history, export_history, import_history
 from sessionwatch.adapters.history.openclaw import import_openclaw
+from sessionwatch.domain.errors import InvalidQuery, UnknownSession
 from sessionwatch.domain.keys import SessionIdentity, check_agent_id, check_key, resolve_identity
 from sessionwatch.domain.ports import Waker
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.signals import notifying_kinds, to_epoch_ms
-from sessionwatch.domain.watch_cursor import can_watch
+from sessionwatch.domain.tools.session_keys import listed_kind
+from sessionwatch.domain.watch_cursor import why_never_notified
 from sessionwatch.projections.models import Notice
 
 
@@ -218,7 +221,9 @@ def list_command(args: argparse.Namespace) -> int:
     """`list`: the known sessions, with their heads."""
     agent = None if args.agent is None else check_agent_id(args.agent)
     with _open_existing(args) as watch:
-        rows = watch.sessions_list(agent_id=agent)
+        stored = watch.sessions_list(agent_id=agent)
+    # the kind the session tools list it with (the MCP server's sessions_list), not the stored default
+    rows = [row.model_copy(update={"kind": listed_kind(row.session_key, row.kind)}) for row in stored]
     if args.json:
         print_json([row.to_json() for row in rows])
     else:
@@ -232,6 +237,7 @@ def record_command(args: argparse.Namespace) -> int:
     payload = parse_payload(args.payload)
     check_record(args, actor, payload)
     with open_watch(args.db, notify_terminal_runs=args.notify_terminal_runs, sweep_on_open=False) as watch:
+        counter = watch.store.last_sequence()
         signal = watch.record(
             args.key,
             kind=args.kind,
@@ -243,8 +249,13 @@ def record_command(args: argparse.Namespace) -> int:
             agent_id=args.agent,
             watchers=tuple(args.watchers or ()),
         )
+    # A duplicate dedupe key answers with the retained signal: it has no fresh sequence (every write
+    # takes one above the counter), or it is not the signal asked for (another writer's, meanwhile).
+    duplicate = args.dedupe_key is not None and (signal.sequence <= counter or signal.summary != args.summary)
     if args.json:
-        print_json(signal.to_json())
+        print_json({"duplicate": True, **signal.to_json()} if duplicate else signal.to_json())
+    elif duplicate:
+        print(format_duplicate(signal, args.dedupe_key, args.summary))
     else:
         print(format_signal(signal))
     return EXIT_OK
@@ -257,12 +268,22 @@ def _target(args: argparse.Namespace) -> SessionIdentity:
 
 def _refusal(watcher: str, target: SessionIdentity) -> str:
     """Why `SessionWatch.watch` said no, for the one `refused:` line (the core decided)."""
-    if not can_watch(watcher):
-        return (
-            f"{watcher.strip()} is not an agent-qualified key (agent:<id>:<rest>); "
-            "such sessions are never notified"
-        )
-    return f"{target.session_key} cannot watch itself"
+    return why_never_notified(watcher) or f"{target.session_key} cannot watch itself"
+
+
+def _watcher(args: argparse.Namespace) -> str:
+    """WATCHER, when it is a key that can hold cursors; else bad input naming WATCHER (store unopened)."""
+    watcher = check_key(args.watcher, "watcher_key")
+    reason = why_never_notified(watcher)
+    if reason is not None:
+        raise InvalidQuery("watcher_key", reason)
+    return watcher
+
+
+def _known(watch: SessionWatch, watcher: str) -> None:
+    """A watcher with no session and no cursor is unknown, as `status` says of a key it does not know."""
+    if watch.registry_entry(watcher) is None and not watch.watched_by(watcher):
+        raise UnknownSession(watcher)
 
 
 def watch_command(args: argparse.Namespace) -> int:
@@ -294,10 +315,10 @@ def watch_command(args: argparse.Namespace) -> int:
 
 def unwatch_command(args: argparse.Namespace) -> int:
     """`unwatch WATCHER TARGET`: remove a watch."""
+    watcher = _watcher(args)
     target = _target(args)
     with _open_existing(args) as watch:
-        removed = watch.unwatch(args.watcher, target.session_key, target_agent_id=target.agent_id)
-    watcher = args.watcher.strip()
+        removed = watch.unwatch(watcher, target.session_key, target_agent_id=target.agent_id)
     if args.json:
         print_json(
             {
@@ -316,9 +337,12 @@ def unwatch_command(args: argparse.Namespace) -> int:
 
 def watched_command(args: argparse.Namespace) -> int:
     """`watched WATCHER`: the watcher's cursors, or with `--prompt` its system-prompt block."""
+    watcher = _watcher(args)
     with _open_existing(args) as watch:
-        cursors = watch.watched_by(args.watcher)
-        prompt = watch.watch_prompt(args.watcher) if args.prompt else None
+        cursors = watch.watched_by(watcher)
+        if not cursors:
+            _known(watch, watcher)
+        prompt = watch.watch_prompt(watcher) if args.prompt else None
     if prompt is not None:
         if args.json:
             print_json({"prompt": prompt})
@@ -327,7 +351,7 @@ def watched_command(args: argparse.Namespace) -> int:
     elif args.json:
         print_json([{**cursor.to_json(), "pending": cursor.pending} for cursor in cursors])
     else:
-        print(format_watched(args.watcher.strip(), cursors))
+        print(format_watched(watcher, cursors))
     return EXIT_OK
 
 
@@ -342,16 +366,22 @@ def _print_notices(notices: Sequence[Notice], *, as_json: bool) -> None:
 
 def notices_command(args: argparse.Namespace) -> int:
     """`notices WATCHER`: the pending notices, nothing acknowledged."""
+    watcher = _watcher(args)
     with _open_existing(args) as watch:
-        notices = watch.pending_notices(args.watcher)
+        notices = watch.pending_notices(watcher)
+        if not notices:
+            _known(watch, watcher)
     _print_notices(notices, as_json=args.json)
     return EXIT_OK
 
 
 def drain_command(args: argparse.Namespace) -> int:
     """`drain WATCHER`: the pending notices, acknowledged."""
+    watcher = _watcher(args)
     with _open_existing(args) as watch:
-        notices = watch.drain(args.watcher)
+        notices = watch.drain(watcher)
+        if not notices:  # nothing was pending, so nothing was written
+            _known(watch, watcher)
     _print_notices(notices, as_json=args.json)
     return EXIT_OK
 

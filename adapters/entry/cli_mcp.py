@@ -1,13 +1,15 @@
 """The `sessionwatch mcp` command: serve one calling session over MCP (the server is in `integrations`).
 
-Shell code only: parse the options, check the session key and the extra, hand over to the server.
-Without the `mcp` extra the command exits 2 naming the install line.
+Shell code only: parse the options, check the session key, the exposure and the extra, hand over to
+the server. Without the `mcp` extra the command exits 2 naming the install line. HTTP on a host other
+than loopback needs a bearer token (`--token` or `$SESSIONWATCH_MCP_TOKEN`), which is never printed.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from collections.abc import Sequence
 from typing import Final, TypeVar
@@ -16,6 +18,7 @@ from sessionwatch.adapters.entry.cli_store import StoreUse
 from sessionwatch.adapters.entry.cli_text import EXIT_OK, PROG, CliError
 from sessionwatch.domain.errors import InvalidSignal
 from sessionwatch.domain.keys import resolve_identity
+from sessionwatch.integrations.mcp_auth import TOKEN_ENV, ExposureError, check_exposure, check_token
 
 VISIBILITIES: Final = ("self", "tree", "agent", "all")
 ParserT = TypeVar("ParserT", bound=argparse.ArgumentParser)
@@ -54,7 +57,15 @@ def mcp_commands(commands: argparse._SubParsersAction[ParserT], common: Sequence
     mcp.add_argument(
         "--host",
         default="127.0.0.1",
-        help="the address HTTP listens on (default 127.0.0.1: this machine only)",
+        help="the address HTTP listens on (default 127.0.0.1: this machine only); any address other "
+        "than loopback needs a bearer token (--token)",
+    )
+    mcp.add_argument(
+        "--token",
+        metavar="TOKEN",
+        help="the bearer token every HTTP request must carry (Authorization: Bearer TOKEN, else 401); "
+        "at least 16 characters; required with a --host other than loopback. Prefer the environment "
+        f"variable {TOKEN_ENV}: a command-line argument shows in the process list",
     )
     mcp.add_argument(
         "--port",
@@ -89,12 +100,31 @@ def _number(text: str, option: str, *, integer: bool) -> float:
     return value
 
 
+def _token(args: argparse.Namespace) -> str | None:
+    """The bearer token from `--token`, else the environment (HTTP only), checked against `--host`."""
+    if args.transport != "http":
+        if args.token is not None:
+            raise CliError("--token: only with --transport http (stdio has no network to guard)")
+        return None
+    from_environment = os.environ.get(TOKEN_ENV) if args.token is None else None
+    try:
+        token = check_token(
+            args.token if args.token is not None else from_environment,
+            source="--token" if args.token is not None else f"${TOKEN_ENV}",
+        )
+        check_exposure(args.host, token)
+    except ExposureError as exc:
+        raise CliError(str(exc)) from None
+    return token
+
+
 def mcp_command(args: argparse.Namespace) -> int:
     """`mcp --session KEY`: serve until the client goes away (stdio) or the process is stopped (HTTP)."""
     port = int(_number(args.port, "--port", integer=True))
     if port > 65535:  # noqa: PLR2004 - the highest TCP port
         raise CliError(f"--port: must be at most 65535, not {args.port!r}")
     poll = _number(args.poll_interval, "--poll-interval", integer=False)
+    token = _token(args)
     try:
         identity = resolve_identity(args.session, args.agent, field="session")
     except InvalidSignal as exc:
@@ -109,8 +139,10 @@ def mcp_command(args: argparse.Namespace) -> int:
         missing = exc.name or exc
         raise CliError(f"mcp needs the mcp extra ({missing} is missing): {install_hint('mcp')}") from None
 
+    guarded = " (bearer token required)" if token is not None else ""
+
     def announce(url: str) -> None:
-        print(f"{PROG} mcp: serving {identity.session_key} at {url}", file=sys.stderr, flush=True)
+        print(f"{PROG} mcp: serving {identity.session_key} at {url}{guarded}", file=sys.stderr, flush=True)
 
     mcp.run(
         mcp.ServerOptions(
@@ -123,6 +155,7 @@ def mcp_command(args: argparse.Namespace) -> int:
             poll_interval=poll,
             visibility=args.visibility,
             announce=announce,
+            token=token,
         )
     )
     return EXIT_OK

@@ -258,6 +258,13 @@ def format_signal(signal: Signal) -> str:
     )
 
 
+def format_duplicate(signal: Signal, dedupe_key: str, summary: str) -> str:
+    """One line: nothing recorded, the dedupe key's retained signal answered (`summary` was not kept)."""
+    answered = format_signal(signal).removeprefix("recorded ")
+    dropped = "" if summary == signal.summary else f" ({summary!r} not kept)"
+    return f"duplicate dedupe key {dedupe_key!r}: nothing recorded{dropped}; it answers {answered}"
+
+
 def format_status(status: SessionStatus) -> str:
     """The head, then one line per change when a delta was asked for."""
     lines = [f"{status.session_key}  stateVersion {status.state_version}"]

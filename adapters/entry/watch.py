@@ -413,6 +413,14 @@ class SessionWatch:
         """
         return notices.watched_by(self._core, watcher_key)
 
+    def is_watched(self, key: str, *, agent_id: str | None = None) -> bool:
+        """Whether another session watches this one (holds a cursor on it, ambient ones included).
+
+        Raises:
+            InvalidQuery: a malformed key, or a bare key without `agent_id`.
+        """
+        return notices.is_watched(self._core, key, agent_id=agent_id)
+
     def watch_prompt(self, watcher_key: str) -> str:
         """A short block for the watcher's system prompt: the sessions it watches and how to reconcile.
 

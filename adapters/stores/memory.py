@@ -436,6 +436,10 @@ class MemorySignalStore:
         """The watcher's cursors, ordered by target."""
         return _cursors_of(self.model, watcher, pending_only=pending_only)
 
+    def has_cursor_on(self, identity: SessionIdentity) -> bool:
+        """Whether any cursor targets the identity."""
+        return bool(self.model.cursors.get(identity))
+
     def upstream_link(self, identity: SessionIdentity) -> UpstreamLinkState | None:
         """The identity's upstream link, a tombstone included."""
         return self.model.links.get(identity)

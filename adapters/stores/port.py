@@ -29,6 +29,17 @@ class StoreError(RuntimeError):
     """The store failed (locked, full, read-only, vanished); nothing of the operation was written."""
 
 
+def one_line_error(exc: BaseException) -> str:
+    """`Class: message` on one line, as the command line prints every error.
+
+    A driver's further lines (libpq's tab-indented hints, a query's `LINE n:`) are joined by `; `;
+    a line holding only the caret that points into the query is dropped.
+    """
+    lines = [line.strip() for line in str(exc).splitlines()]
+    kept = [line for line in lines if line and line.strip("^ ")]
+    return f"{type(exc).__name__}: {'; '.join(kept)}".strip()
+
+
 class StoreNotEmptyError(ValueError):
     """`load_history` found history in the store: an import only ever goes into a new, empty store."""
 
@@ -229,6 +240,10 @@ class SignalStore(Protocol):
 
     def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
         """The watcher's cursors (only pending ones when `pending_only`), ordered by target."""
+        ...
+
+    def has_cursor_on(self, identity: SessionIdentity) -> bool:
+        """Whether any cursor targets the identity: some session watches it."""
         ...
 
     def upstream_link(self, identity: SessionIdentity) -> UpstreamLinkState | None:

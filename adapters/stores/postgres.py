@@ -29,7 +29,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import TransactionStatus
 from psycopg.rows import TupleRow
 
-from sessionwatch.adapters.stores.port import HistoryTail, StoredHistory, StoreError
+from sessionwatch.adapters.stores.port import HistoryTail, StoredHistory, StoreError, one_line_error
 from sessionwatch.adapters.stores.postgres_listener import Deliver, PostgresWakeListener
 from sessionwatch.adapters.stores.sql import postgres_schema as sql
 from sessionwatch.adapters.stores.sql import rows as sql_rows
@@ -202,7 +202,7 @@ def _is_connection_loss(conn: Connection, exc: psycopg.Error) -> bool:
 
 
 def _wrap(exc: BaseException) -> StoreError:
-    return StoreError(f"{type(exc).__name__}: {exc}".strip())
+    return StoreError(one_line_error(exc))
 
 
 class PostgresSignalStore:
@@ -378,6 +378,15 @@ class PostgresSignalStore:
     def cursors_of(self, watcher: str, *, pending_only: bool) -> list[CursorState]:
         """The watcher's cursors, ordered by target."""
         return self._read(lambda c: cursors_of(c, watcher, pending_only=pending_only))
+
+    def has_cursor_on(self, identity: SessionIdentity) -> bool:
+        """Whether any cursor targets the identity (one indexed row)."""
+
+        def query(c: Cursor) -> bool:
+            c.execute(sql.SELECT_ANY_CURSOR_ON, identity)
+            return c.fetchone() is not None
+
+        return self._read(query)
 
     def digest(self, identity: SessionIdentity) -> DigestState | None:
         """The main session's creation digest row."""

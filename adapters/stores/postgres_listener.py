@@ -23,7 +23,7 @@ import orjson
 import psycopg
 from psycopg.rows import TupleRow
 
-from sessionwatch.adapters.stores.port import StoreError
+from sessionwatch.adapters.stores.port import StoreError, one_line_error
 from sessionwatch.adapters.stores.sql import postgres_schema as sql
 from sessionwatch.domain.keys import is_subagent_key
 
@@ -69,7 +69,7 @@ class PostgresWakeListener:
             self._conn = self._listen()
         except psycopg.Error as exc:
             self._close_pipe()
-            raise StoreError(f"cannot LISTEN for wakes: {type(exc).__name__}: {exc}") from exc
+            raise StoreError(f"cannot LISTEN for wakes: {one_line_error(exc)}") from exc
         self._thread = threading.Thread(target=self._run, name="sessionwatch-wake-listener", daemon=True)
         self._thread.start()
 

@@ -422,6 +422,12 @@ class SqliteSignalStore:
         with self._read() as c:
             return cursors_of(c, watcher, pending_only=pending_only)
 
+    def has_cursor_on(self, identity: SessionIdentity) -> bool:
+        """Whether any cursor targets the identity (one indexed row)."""
+        with self._read() as c:
+            c.execute(sql.SELECT_ANY_CURSOR_ON, identity)
+            return c.fetchone() is not None
+
     def digest(self, identity: SessionIdentity) -> DigestState | None:
         """The main session's creation digest row."""
         with self._read() as c:

@@ -27,10 +27,9 @@ from sessionwatch.domain.tools.ports import Models, Runtime, Transcripts
 from sessionwatch.domain.tools.results import RunStatus
 from sessionwatch.domain.tools.session_keys import (
     GLOBAL_KEY,
-    SESSION_KINDS,
     SessionKind,
-    classify_kind,
     derive_channel,
+    listed_kind,
     resolve_reference,
     sandbox_not_visible_message,
     session_depth,
@@ -44,9 +43,6 @@ from sessionwatch.domain.tools.visibility import (
     subtree_of,
 )
 from sessionwatch.projections.models import RegistryEntry
-
-CORE_DEFAULT_KIND: Final = "main"
-"""The core registers every session as `main` unless told otherwise, so that value says nothing."""
 
 RUN_STATUS: Final[dict[str | None, RunStatus]] = {
     None: "done",
@@ -327,15 +323,7 @@ class ToolsCore:
         """
         registry = self.registry()
         caller = self.caller(ctx, registry)
-        found = self.resolve(caller, registry, raw, agent_id=agent_id)
-        if isinstance(found, Refusal):
-            if found.reason == "not_visible":
-                raise ToolForbidden(found.error)
-            raise unknown_session(found)
-        refusal = self.access("status", caller, identity(found))
-        if refusal is not None:
-            raise ToolForbidden(refusal)
-        return caller, found
+        return caller, status_target_in(self, caller, registry, raw, agent_id=agent_id)
 
     @staticmethod
     def is_caller(caller: Caller, entry: RegistryEntry) -> bool:
@@ -355,10 +343,9 @@ class ToolsCore:
 
     def kind_of(self, entry: RegistryEntry) -> SessionKind:
         """The entry's kind: a kind the host set, else derived from the key."""
-        stored = entry.kind if entry.kind in SESSION_KINDS and entry.kind != CORE_DEFAULT_KIND else None
-        return classify_kind(
+        return listed_kind(
             entry.session_key,
-            registry_kind=stored,
+            entry.kind,
             main_key=self.config.main_key,
             session_scope=self.config.session_scope,
         )
@@ -373,6 +360,26 @@ class ToolsCore:
             delivery_channel=entry.delivery_context.channel if entry.delivery_context is not None else None,
             last_channel=entry.last_channel,
         )
+
+
+def status_target_in(
+    tools: ToolsCore, caller: Caller, registry: Registry, raw: str, *, agent_id: str | None = None
+) -> RegistryEntry:
+    """`ToolsCore.status_target` over a registry and a caller already read (one read for many refs).
+
+    Raises:
+        UnknownSession: the reference names no session.
+        ToolForbidden: visibility or the agent-to-agent policy denies reading its status.
+    """
+    found = tools.resolve(caller, registry, raw, agent_id=agent_id)
+    if isinstance(found, Refusal):
+        if found.reason == "not_visible":
+            raise ToolForbidden(found.error)
+        raise unknown_session(found)
+    refusal = tools.access("status", caller, identity(found))
+    if refusal is not None:
+        raise ToolForbidden(refusal)
+    return found
 
 
 def unknown_session(refusal: Refusal) -> UnknownSession:

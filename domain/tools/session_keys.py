@@ -95,6 +95,22 @@ def classify_kind(
     return "other"
 
 
+CORE_DEFAULT_KIND: Final = "main"
+"""The core registers every session as `main` unless told otherwise, so that value says nothing."""
+
+
+def listed_kind(
+    key: str, stored_kind: str | None, *, main_key: str = DEFAULT_MAIN_KEY, session_scope: str = "per-sender"
+) -> SessionKind:
+    """The kind a session is listed with: one of the kinds the host set, else derived from the key.
+
+    The core's default `main` counts as unset; every list of sessions (the tools, the command line)
+    shows this kind.
+    """
+    stored = stored_kind if stored_kind in SESSION_KINDS and stored_kind != CORE_DEFAULT_KIND else None
+    return classify_kind(key, registry_kind=stored, main_key=main_key, session_scope=session_scope)
+
+
 def _present(value: str | None) -> str | None:
     text = (value or "").strip()
     return text or None

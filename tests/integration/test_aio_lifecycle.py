@@ -218,6 +218,7 @@ def calls_on(watch: AsyncSessionWatch, link: UpstreamLinkState) -> dict[str, Cal
         "unwatch": lambda: watch.unwatch(WATCHER, TARGET),
         "cursor": lambda: watch.cursor(WATCHER, TARGET),
         "watched_by": lambda: watch.watched_by(WATCHER),
+        "is_watched": lambda: watch.is_watched(TARGET),
         "watch_prompt": lambda: watch.watch_prompt(WATCHER),
         "pending_notices": lambda: watch.pending_notices(WATCHER),
         "drain": lambda: watch.drain(WATCHER),

@@ -336,3 +336,18 @@ def test_the_mcp_entry_registers_the_session_and_serves_its_key(
         entry = watch.registry_entry(key)
         assert entry is not None
         assert entry.session_id == LEAD
+
+
+def test_a_starting_session_is_told_another_watches_it_only_when_one_does(store: str, project: Path) -> None:
+    lead, worker = session_key(project, LEAD), session_key(project, WORKER)
+    alone = context_of(run_hook(started(project, WORKER), db=store, project=project), "SessionStart")
+    with sessionwatch.open(store) as watch:
+        assert watch.watch(lead, worker)
+    watched = context_of(run_hook(started(project, WORKER), db=store, project=project), "SessionStart")
+
+    assert worker in alone
+    assert "Another session watches" not in alone  # nobody does: the session is not told otherwise
+    assert "No other session watches this one" in alone
+    assert "one can watch it by that key" in alone
+    assert worker in watched
+    assert "Another session watches this one by that key" in watched

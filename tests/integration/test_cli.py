@@ -178,7 +178,7 @@ def test_record_with_a_known_dedupe_key_returns_the_existing_signal_and_keeps_th
     cli(capsys, "record", "goal_changed", MANAGER, "--summary", "goal updated", "--db", url)
     again = cli(capsys, *argv, "--dedupe-key", "compacted:op-1")
 
-    assert json.loads(again.out) == json.loads(first.out)
+    assert json.loads(again.out) == {"duplicate": True, **json.loads(first.out)}
     with open_url(url) as watch:
         assert watch.session_status(CHILD).state_version == json.loads(first.out)["sequence"]
 
@@ -298,15 +298,23 @@ def test_list_prints_every_session_and_a_state_version_only_above_zero(
     text = cli(capsys, "list", "--db", url)
     printed = cli(capsys, "list", "--db", url, "--json")
 
-    assert json.loads(printed.out) == [
+    assert json.loads(printed.out) == [  # the kinds the session tools list them with
         {"sessionKey": MANAGER, "agentId": "main", "kind": "main"},
-        {"sessionKey": CHILD, "agentId": "main", "kind": "main", "stateVersion": seeded["failed"]},
-        {"sessionKey": "global", "agentId": "ops", "kind": "main"},
+        {"sessionKey": CHILD, "agentId": "main", "kind": "other", "stateVersion": seeded["failed"]},
+        {"sessionKey": "global", "agentId": "ops", "kind": "other"},
     ]
     lines = text.out.splitlines()
     assert len(lines) == 3
     assert "stateVersion" not in lines[0]
-    assert lines[1].split() == [CHILD, "agent", "main", "kind", "main", "stateVersion", str(seeded["failed"])]
+    assert lines[1].split() == [
+        CHILD,
+        "agent",
+        "main",
+        "kind",
+        "other",
+        "stateVersion",
+        str(seeded["failed"]),
+    ]
     assert lines[2].split()[:3] == ["global", "agent", "ops"]
 
 
@@ -316,7 +324,7 @@ def test_list_agent_option_keeps_only_that_agents_sessions(
     assert seeded
     outcome = cli(capsys, "--json", "list", "--agent", "ops", "--db", url)
 
-    assert json.loads(outcome.out) == [{"sessionKey": "global", "agentId": "ops", "kind": "main"}]
+    assert json.loads(outcome.out) == [{"sessionKey": "global", "agentId": "ops", "kind": "other"}]
 
 
 def test_list_of_an_empty_store_says_so(capsys: pytest.CaptureFixture[str], url: str) -> None:
@@ -371,6 +379,8 @@ def test_no_pending_notice_prints_nothing_and_json_prints_an_empty_list(
     capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int], command: str
 ) -> None:
     assert seeded
+    with open_url(url) as watch:
+        watch.upsert_session(IDLE)  # a known session with nothing pending
     before = snapshot(url)
     text = cli(capsys, command, IDLE, "--db", url)
     printed = cli(capsys, command, IDLE, "--db", url, "--json")
@@ -590,10 +600,10 @@ def test_unwatch_json_says_a_cursor_was_removed(
     capsys: pytest.CaptureFixture[str], url: str, seeded: dict[str, int]
 ) -> None:
     assert seeded
-    printed = cli(capsys, "unwatch", "global", MANAGER, "--db", url)
+    printed = cli(capsys, "unwatch", IDLE, MANAGER, "--db", url)
     removed = cli(capsys, "unwatch", MANAGER, CHILD, "--json", "--db", url)
 
-    assert printed.out == f"not watching: global had no cursor on {MANAGER} (agent main)\n"
+    assert printed.out == f"not watching: {IDLE} had no cursor on {MANAGER} (agent main)\n"
     assert json.loads(removed.out)["removed"] is True
 
 
@@ -615,7 +625,9 @@ def test_record_watcher_options_notify_each_producer_watcher_from_zero(
         assert cursor_of(url, watcher, CHILD) == (0, sequence, sequence)
     # a key that is not agent-qualified is accepted as a producer watcher, and never notified
     assert cursor_of(url, "global", CHILD) is None
-    assert cli(capsys, "notices", "global", "--db", url).out == ""
+    never = cli(capsys, "notices", "global", "--db", url)
+    assert (never.code, never.out) == (2, "")
+    assert "WATCHER: global is not an agent-qualified key" in never.err
 
 
 def test_record_watcher_is_not_notified_of_its_own_action(
@@ -627,7 +639,13 @@ def test_record_watcher_is_not_notified_of_its_own_action(
         "--watcher", boss, "--db", url,
     )  # fmt: skip
 
-    assert cli(capsys, "notices", boss, "--db", url).out == ""
+    assert cursor_of(url, boss, CHILD) is None  # no cursor, no notice: the store knows nothing of boss
+    unknown = cli(capsys, "notices", boss, "--db", url)
+    assert (unknown.code, unknown.out, unknown.err) == (
+        2,
+        "",
+        f"sessionwatch: error: Unknown sessionKey: {boss}\n",
+    )
 
 
 def test_record_watcher_on_a_log_only_kind_creates_no_cursor(
@@ -1057,7 +1075,7 @@ def test_a_process_records_and_another_reconciles_through_the_same_file(
     printed = json.loads(status.out)
     assert printed["stateVersion"] == sequence
     assert printed["stateChanges"]["events"][0]["payload"] == {"channel": "telegram"}
-    assert listing.out.split() == [CHILD, "agent", "main", "kind", "main", "stateVersion", str(sequence)]
+    assert listing.out.split() == [CHILD, "agent", "main", "kind", "other", "stateVersion", str(sequence)]
 
 
 @pytest.mark.parametrize(

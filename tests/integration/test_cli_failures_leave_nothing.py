@@ -226,6 +226,14 @@ BAD_OPTIONS = [
     pytest.param(
         ["mcp", "--session", MANAGER, "--visibility", "everyone"], "--visibility", id="mcp-visibility"
     ),
+    pytest.param(
+        ["mcp", "--session", MANAGER, "--transport", "http", "--token", "short"], "--token", id="mcp-token"
+    ),
+    pytest.param(
+        ["mcp", "--session", MANAGER, "--transport", "http", "--host", "0.0.0.0"],  # noqa: S104 - refused: no token
+        "--host",
+        id="mcp-host",
+    ),
     pytest.param(["claude-code", "install", "--project", "missing"], "--project", id="install-project"),
     pytest.param(["claude-code", "install", "--program", ""], "--program", id="install-program"),
     pytest.param(["demo", "--verbose=yes"], "--verbose", id="demo-verbose"),
@@ -233,7 +241,6 @@ BAD_OPTIONS = [
 """One bad value for each option and argument; the store (`--db good.db` unless given) holds history."""
 
 NOT_REFUSED_HERE = {
-    ("mcp", "--host"): "any address may be listened on; which ones need a token is the server's own rule",
     ("claude-code mcp", "-- MCP_OPTION"): "passed on to `sessionwatch mcp`, whose options are refused above",
 }
 GLOBAL_OPTIONS = {"--db", "--json", "--notify-terminal-runs"}
@@ -284,8 +291,13 @@ def test_every_option_of_every_command_has_a_bad_value_here() -> None:
 
 @pytest.mark.parametrize(("argv", "option"), BAD_OPTIONS)
 def test_a_bad_value_is_refused_naming_its_option_and_leaves_the_folder_as_it_was(
-    capsys: pytest.CaptureFixture[str], folder: Path, argv: list[str], option: str
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    folder: Path,
+    argv: list[str],
+    option: str,
 ) -> None:
+    monkeypatch.delenv("SESSIONWATCH_MCP_TOKEN", raising=False)  # without a token, --host 0.0.0.0 is refused
     given = "--db" in argv or argv[0] == "claude-code"  # the installer's store is the project's
     line = one_error_line(cli(capsys, *argv, *([] if given else ["--db", "good.db"])))
 

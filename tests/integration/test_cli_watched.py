@@ -87,6 +87,8 @@ def test_watched_prompt_prints_the_block_the_facade_renders(
 def test_a_watcher_of_nothing_says_so_and_its_prompt_is_empty(
     capsys: pytest.CaptureFixture[str], url: str
 ) -> None:
+    with sessionwatch.open(url, sweep_on_open=False) as watch:
+        watch.upsert_session("agent:main:idle")  # a known session that watches nothing
     lines = cli(capsys, "watched", "agent:main:idle", "--db", url)
     prompt = cli(capsys, "watched", "agent:main:idle", "--prompt", "--db", url)
     as_json = cli(capsys, "--json", "watched", "agent:main:idle", "--db", url)

@@ -66,6 +66,7 @@ STRICT: dict[str, Call] = {
     "unwatch": lambda w, _: w.unwatch(WATCHER, TARGET),
     "cursor": lambda w, _: w.cursor(WATCHER, TARGET),
     "watched_by": lambda w, _: w.watched_by(WATCHER),
+    "is_watched": lambda w, _: w.is_watched(TARGET),
     "watch_prompt": lambda w, _: w.watch_prompt(WATCHER),
     "pending_notices": lambda w, _: w.pending_notices(WATCHER),
     "drain": lambda w, _: w.drain(WATCHER),

@@ -19,15 +19,19 @@ import re
 import subprocess
 import sys
 import threading
+import urllib.error
+import urllib.request
 import warnings
 from collections.abc import AsyncIterator, Coroutine, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ResourceUpdated, Subscription
 from mcp.shared.exceptions import MCPDeprecationWarning
 from stores import needs_postgres, postgres_url
@@ -251,15 +255,16 @@ def test_bad_arguments_are_tool_errors_with_the_library_messages_and_the_server_
     messages, own = run(scenario())
     with sessionwatch.open(url) as watch, pytest.raises(InvalidQuery) as negative:
         watch.session_status(CHILD, changes_since=-1)
-    assert messages[0] == f"changesSince: {negative.value.reason}"
-    assert messages[1] == "Unknown sessionKey: agent:main:nobody"
-    assert messages[2].startswith("sessionKey: ")
+    assert messages[0] == f"session_status: changesSince: {negative.value.reason}"
+    assert messages[1] == "session_status: Unknown sessionKey: agent:main:nobody"
+    assert messages[2].startswith("session_status: sessionKey: ")
     assert messages[3] == (
+        "sessions_watch: this server watches only a session whose status the caller may read. "
         "Session status visibility is restricted to the current session tree "
         "(tools.sessions.visibility=tree)."
     )
-    assert messages[4].startswith("sessionKey: ")
-    assert messages[5] == "limit must be a positive integer"
+    assert messages[4].startswith("sessions_watch: sessionKey: ")
+    assert messages[5] == "sessions_list: limit must be a positive integer"
     assert messages[6] == "Unknown tool: no_such_tool"
     assert all("Traceback" not in message for message in messages)
     assert own["sessionKey"] == CALLER
@@ -293,31 +298,41 @@ def test_watch_and_unwatch_move_only_the_callers_cursor(tmp_path: Path) -> None:
 
 
 @contextmanager
-def http_server(url: str, *extra: str) -> Iterator[str]:
-    """`sessionwatch mcp --transport http --port 0` in a subprocess; yields the URL it announced."""
+def http_server(
+    url: str, *extra: str, env: dict[str, str] | None = None, printed: list[str] | None = None
+) -> Iterator[str]:
+    """`sessionwatch mcp --transport http --port 0` in a subprocess; yields the loopback URL it serves.
+
+    `printed` gets every line the server wrote on stderr, once it stopped.
+    """
     with subprocess.Popen(
         [sys.executable, *server_args(url, "--transport", "http", "--port", "0", *extra)],
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,
+        env=env,
     ) as process:
         lines: queue.Queue[str] = queue.Queue()
+        seen: list[str] = []
 
         def read_lines() -> None:
             for line in process.stderr or ():
+                seen.append(line)
                 lines.put(line)
 
         reader = threading.Thread(target=read_lines, daemon=True)
         reader.start()
         try:
             line = lines.get(timeout=DEADLINE)
-            found = re.search(r"http://127\.0\.0\.1:\d+/mcp", line)
+            found = re.search(r"http://(127\.0\.0\.1|0\.0\.0\.0):(\d+)/mcp", line)
             assert found is not None, line
-            yield found.group(0)
+            yield f"http://127.0.0.1:{found.group(2)}/mcp"  # a wildcard bind is reached through loopback
         finally:
             process.terminate()
             process.wait(timeout=DEADLINE)
             reader.join(timeout=DEADLINE)
+            if printed is not None:
+                printed.extend(seen)
 
 
 def test_http_binds_loopback_and_serves_the_same_tools_and_updates(tmp_path: Path) -> None:
@@ -374,3 +389,81 @@ def test_postgres_update_for_a_record_from_another_process_comes_from_the_wake_a
         run(scenario())
         with sessionwatch.open(url, sweep_on_open=False) as watch:
             assert [notice.target for notice in watch.pending_notices(CALLER)] == [CHILD]
+
+
+# ------------------------------------------------------------------------------ the bearer token
+
+TOKEN = "s3cr3t-token-for-the-tests-0123456789"  # noqa: S105 - the test server's token
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
+
+
+def post_status(address: str, authorization: str | None) -> tuple[int, str | None]:
+    """A raw `initialize` POST over loopback: the HTTP status and the WWW-Authenticate header."""
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if authorization is not None:
+        headers["Authorization"] = authorization
+    request = urllib.request.Request(  # noqa: S310 - a http:// URL the test server announced
+        address, data=json.dumps(INITIALIZE).encode(), headers=headers, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=DEADLINE) as response:  # noqa: S310
+            return response.status, response.headers.get("WWW-Authenticate")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers.get("WWW-Authenticate")
+
+
+async def status_with_token(address: str, token: str) -> dict[str, Any]:
+    """The SDK client with `Authorization: Bearer <token>` on every request: CHILD's status."""
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=DEADLINE) as http,
+        Client(streamable_http_client(address, http_client=http)) as client,
+    ):
+        return await call(client, "session_status", {"sessionKey": CHILD, "changesSince": 0})
+
+
+def token_env() -> dict[str, str]:
+    return {**os.environ, "SESSIONWATCH_MCP_TOKEN": TOKEN}
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0"])  # noqa: S104 - the network bind the token guards
+def test_with_a_token_a_request_without_it_gets_401_and_the_sdk_client_with_it_is_served(
+    tmp_path: Path, host: str
+) -> None:
+    url = f"sqlite:///{tmp_path / 'state.db'}"
+    seed(url)
+    expected = status_json(url)
+    printed: list[str] = []
+
+    with http_server(url, "--host", host, env=token_env(), printed=printed) as address:
+        refused = [
+            post_status(address, None),
+            post_status(address, f"Bearer {TOKEN[:-1]}x"),
+            post_status(address, f"Basic {TOKEN}"),
+            post_status(address, f"Bearer {TOKEN}{TOKEN}"),
+        ]
+        status = run(status_with_token(address, TOKEN))
+        assert post_status(address, f"bearer {TOKEN}")[0] != 401  # the scheme is case-insensitive
+
+    assert refused == [(401, 'Bearer realm="sessionwatch", error="invalid_token"')] * 4
+    assert status == expected
+    assert printed
+    assert all(TOKEN not in line for line in printed)  # the token is never printed
+    assert any("bearer token required" in line for line in printed)
+
+
+def test_loopback_without_a_token_serves_as_before(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'state.db'}"
+    seed(url)
+    environment = {k: v for k, v in os.environ.items() if k != "SESSIONWATCH_MCP_TOKEN"}
+    with http_server(url, env=environment) as address:
+        assert post_status(address, None)[0] == 200

@@ -267,6 +267,8 @@ def test_sql_in_command_line_arguments_is_stored_verbatim(
     )
     bare = cli("record", f"--summary={text}", f"--agent={agent}", "--", "compacted", "global")
     status = cli("status", "--since=0", "--", key)
+    with sessionwatch.open(store_url, sweep_on_open=False) as watch:
+        watch.upsert_session(watcher)  # `notices` refuses a watcher the store knows nothing of
     notices = cli("notices", "--", watcher)
     listed = cli("list", f"--agent={agent}")
 
@@ -279,7 +281,7 @@ def test_sql_in_command_line_arguments_is_stored_verbatim(
     assert [(e["summary"], e["runId"]) for e in status["stateChanges"]["events"]] == [(text, text)]
     assert notices == []  # the watcher acted itself: no self-notice (SPEC §6.1)
     assert listed == [
-        {"sessionKey": "global", "agentId": agent, "kind": "main", "stateVersion": bare["sequence"]}
+        {"sessionKey": "global", "agentId": agent, "kind": "other", "stateVersion": bare["sequence"]}
     ]
     assert table_names(store_kind, store_url) == tables
     with sessionwatch.open(store_url, sweep_on_open=False) as watch:
