@@ -20,7 +20,9 @@ def readme_python_block(heading: str) -> str:
     start = text.find(f"\n{heading}\n")
     assert start >= 0, f"README.md has no {heading!r} section"
     section = text[start + len(heading) + 2 :]
-    following = re.search(r"^#{1,3} ", section, re.MULTILINE)
+    fences = re.compile(r"^```.*?^```$", re.MULTILINE | re.DOTALL)
+    outside_code = fences.sub(lambda block: " " * len(block.group(0)), section)
+    following = re.search(r"^#{1,3} ", outside_code, re.MULTILINE)  # a heading, not a comment in a block
     section = section[: following.start()] if following else section
     blocks = re.findall(r"^```python\n(.*?)^```$", section, re.MULTILINE | re.DOTALL)
     assert len(blocks) == 1, f"the {heading!r} section holds {len(blocks)} Python blocks, not one"
