@@ -27,11 +27,11 @@ def _line(kind: str, payload: Mapping[str, object], timestamp: str, ordinal: int
     return {"timestamp": timestamp, "ordinal": ordinal, "type": kind, "payload": payload}
 
 
-def meta(source: object = "cli", thread_source: str = "user") -> Record:
+def meta(source: object = "cli", thread_source: str = "user", thread: str = THREAD_ID) -> Record:
     """The first line: the thread, and who started it (`{"subagent": ...}` for a sub-agent or review)."""
     payload = {
-        "id": THREAD_ID,
-        "session_id": THREAD_ID,
+        "id": thread,
+        "session_id": thread,
         "timestamp": "2026-12-04T18:18:05.000Z",
         "cwd": "/repo",
         "originator": "codex-tui",
