@@ -13,6 +13,7 @@ extra; no notices resource (the hook hands a Codex session its notices).
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import json
 import logging
 import sys
@@ -136,10 +137,18 @@ def _error(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
+def _version() -> str:
+    try:
+        return importlib.metadata.version("sessionwatch")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def build_server(callers: CodexCallers) -> Server[Any]:
     """The MCP server (the SDK's low-level `Server`) for a project's Codex sessions."""
     return Server(
         "sessionwatch",
+        version=_version(),
         instructions="Session state awareness for this Codex session: when another actor changes a "
         "session you watch, you get one notice with your next prompt; reconcile with session_status "
         "changesSince before acting.",
