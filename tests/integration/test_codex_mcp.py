@@ -13,9 +13,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from mcp import Client
+from mcp_types import RequestParamsMeta
 
 import sessionwatch
 import sessionwatch.aio
@@ -52,7 +53,7 @@ async def _calls(store: str, project: Path) -> list[tuple[bool, dict[str, Any] |
             ("sessions_list", {}, meta(SECOND)),
             ("session_notices", {}, None),
         ):
-            result = await client.call_tool(name, arguments, meta=sent)
+            result = await client.call_tool(name, arguments, meta=cast("RequestParamsMeta | None", sent))
             text = getattr(result.content[0], "text", "")
             results.append((result.is_error, text if result.is_error else json.loads(text)))
     return results
