@@ -64,6 +64,8 @@ QUESTION = {
 SUBAGENT = {
     "SPAWN": ToolCall("spawn_agent", {"message": "look at the readme and say ok"}, namespace="multi_agent_v1")
 }
+SESSIONS_TOOL = {"LISTME": ToolCall("sessions_list", {}, namespace="mcp__sessionwatch")}
+"""The model calls sessionwatch's own MCP tool (`sessions_list`), as Codex offers it."""
 GOAL = {'<codex_internal_context source="goal">': ToolCall("update_goal", {"status": "complete"})}
 
 
@@ -405,6 +407,12 @@ def tui_mcp_server(host: CodexHost) -> None:
             time.sleep(0.2)
 
 
+def tui_mcp_tools(host: CodexHost) -> None:
+    with tui(host) as pane:
+        turn(host, pane, "hello there")  # Codex offers a server's tools once it started, not before
+        turn(host, pane, "LISTME which sessions are there")
+
+
 # ------------------------------------------------------------------------------------- scenarios
 
 CODEX_VERSION = CODEX.version
@@ -580,5 +588,15 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     _scenario(
         "cx-tui-mcp-server", TUI, 1, tui_mcp_server, 1, seconds=12, shape="an MCP server from config.toml"
+    ),
+    _scenario(
+        "cx-tui-mcp-tools",
+        TUI,
+        2,
+        tui_mcp_tools,
+        2,
+        triggers=SESSIONS_TOOL,
+        seconds=12,
+        shape="sessionwatch's own MCP tool called",
     ),
 )

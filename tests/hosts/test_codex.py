@@ -182,3 +182,23 @@ def _user_messages(outcome: Outcome) -> list[dict[str, Any]]:
         for m in messages
         if not json.dumps(m["content"]).startswith('[{"type": "input_text", "text": "<environment_context>')
     ]
+
+
+@pytest.mark.scenarios("cx-tui-mcp-tools")
+def test_sessionwatchs_server_serves_a_tool_call_as_the_session_its_meta_names(hosts: Shared) -> None:
+    outcome = hosts.outcome("cx-tui-mcp-tools")
+    (rollout,) = outcome.transcripts
+    records = outcome.records(rollout)
+    (call,) = [r["payload"] for r in records if r["payload"].get("type") == "function_call"]
+    assert (call["name"], call.get("namespace")) == ("sessions_list", "mcp__sessionwatch")
+    (output,) = [r["payload"] for r in records if r["payload"].get("type") == "function_call_output"]
+    listed = json.loads(_tool_text(output["output"]))
+    (key,) = outcome.sessions
+    assert [row["key"] for row in listed["sessions"]] == [key]  # served as the calling session, its project's
+    assert listed["visibility"]["mode"] == "agent"
+
+
+def _tool_text(output: object) -> str:
+    """The JSON an MCP tool answered, as Codex records its output (`Wall time: ...\nOutput:\n<text>`)."""
+    assert isinstance(output, str), output
+    return output.split("Output:\n", 1)[1]
