@@ -84,6 +84,7 @@ def add_commands(commands: argparse._SubParsersAction[Parser], common: list[Pars
         "names (agent:<project>:codex:<session id>, registered on its first call; the project is the "
         "working directory Codex starts the server in). Needs the mcp extra.",
     )
+    server.set_defaults(store_use=StoreUse.CREATE)  # a store the server may start, checked before it serves
     server.add_argument(
         "--visibility",
         choices=VISIBILITIES,
