@@ -157,11 +157,19 @@ _CODEX_ENVELOPE = re.compile(r"<([a-z][a-z0-9]*(?:_[a-z0-9]+)+)[\s>]")
 _CODEX_IMAGE_TAG = re.compile(r"</?(?:local_)?image\b[^>]*>")
 """The tags Codex writes around an attached image."""
 
+_CODEX_IMAGE_PLACEHOLDER = re.compile(r"\[Image #\d+\]")
+"""How Codex marks a pasted image inside the typed text (not a word the person typed)."""
+
+CODEX_REVIEW_WORDS = "/review"
+"""The words of a review a person started (`/review`): Codex writes only its outcome, as the user."""
+
 
 def classify_codex_message(texts: Sequence[str], *, images: int = 0) -> ClassifiedPrompt:
     """Classify a Codex user message from its text blocks (`images`: how many images it holds).
 
-    As Codex itself decides, one block of injected context makes the whole message context.
+    The rule for messages without Codex's own labels (older versions; `codex_prompts` reads the
+    labels). As Codex itself decides, one block of injected context makes the whole message
+    context. A pasted image's `[Image #n]` placeholder is not a word of the prompt.
     """
     kept: list[str] = []
     for text in texts:
@@ -170,17 +178,36 @@ def classify_codex_message(texts: Sequence[str], *, images: int = 0) -> Classifi
             continue
         origin = _codex_block_origin(block)
         if origin is not None:
-            words = _inner(block, "command").strip() if origin is PromptOrigin.SHELL_INPUT else block
-            return ClassifiedPrompt(origin, normalize_text(words))
+            return ClassifiedPrompt(origin, _codex_words(origin, block))
         kept.append(block)
-    words = normalize_text("\n".join(kept))
+    return codex_typed_or_image(kept, images)
+
+
+def codex_typed_or_image(texts: Sequence[str], images: int) -> ClassifiedPrompt:
+    """A person's prompt from its text blocks: typed words, else an image-only or an empty prompt."""
+    words = normalize_text(_CODEX_IMAGE_PLACEHOLDER.sub(" ", "\n".join(texts)))
     if words:
         return ClassifiedPrompt(PromptOrigin.TYPED, words)
     return ClassifiedPrompt(PromptOrigin.IMAGE if images else PromptOrigin.EMPTY, "")
 
 
+def codex_shell_command(block: str) -> str:
+    """The command of a `<user_shell_command>` block (a person's `!command`), normalized."""
+    return normalize_text(_inner(block, "command"))
+
+
+def _codex_words(origin: PromptOrigin, block: str) -> str:
+    if origin is PromptOrigin.SHELL_INPUT:
+        return codex_shell_command(block)
+    if origin is PromptOrigin.SLASH_COMMAND:
+        return CODEX_REVIEW_WORDS
+    return normalize_text(block)
+
+
 def _codex_block_origin(block: str) -> PromptOrigin | None:
-    """The tool's origin of one text block, or None when a person wrote it."""
+    """The tool's origin of one text block (a review's outcome is a person's `/review`), or None."""
+    if block.startswith("<user_action>") and _inner(block, "action").strip() == "review":
+        return PromptOrigin.SLASH_COMMAND
     lowered = block.lower()
     for prefix, origin in _CODEX_RULES:
         if lowered.startswith(prefix):

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from sessionwatch.adapters.entry import cli_claude_code
+from sessionwatch.adapters.entry import cli_claude_code, cli_codex
 from sessionwatch.adapters.entry import cli_commands as run
 from sessionwatch.adapters.entry.cli_mcp import mcp_commands
 from sessionwatch.adapters.entry.cli_store import StoreGuard, StoreUse
@@ -220,6 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
     _watching_commands(commands, common)
     _history_commands(commands, common)
     cli_claude_code.add_commands(commands, common, main)
+    cli_codex.add_commands(commands, common)
     mcp_commands(commands, common)
     return parser
 

@@ -501,6 +501,22 @@ class SessionWatch:
         """One upstream monitor pass; `providers` maps a catalog id to its provider."""
         return upstream.tick(self._core, self._scheduler, providers, transcripts=transcripts)
 
+    def follow_upstream(
+        self,
+        key: str,
+        providers: Mapping[str, UpstreamProvider],
+        *,
+        agent_id: str | None = None,
+        transcripts: Transcripts | None = None,
+    ) -> TickReport:
+        """Follow this session's upstream link now, watched or not (a host's hook, told the session moved).
+
+        A session nobody watches has its marker advanced and nothing recorded.
+        """
+        return upstream.follow(
+            self._core, self._scheduler, key, providers, agent_id=agent_id, transcripts=transcripts
+        )
+
     def start_upstream_monitor(
         self,
         providers: Mapping[str, UpstreamProvider],

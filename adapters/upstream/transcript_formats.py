@@ -25,12 +25,15 @@ enqueue lines again at those offsets and classifies them with this same format, 
 that holds the enqueue but not the delivery (or the other way round) counts the same as one read
 of both.
 
-Codex (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`) counts `response_item` user messages that
-are not injected context (environment context, AGENTS.md and user instructions, skills, hook
-prompts, interrupt and sub-agent notices, compaction summaries). `event_msg` records are never
-counted: the versions that write a typed prompt as both a `response_item` and an `event_msg
-user_message` would otherwise count it twice, and the newest write only the `response_item`. A
-`<user_shell_command>` (a person's `!command`) counts as shell-mode input, as in Claude Code.
+Codex (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`) counts the records
+`sessionwatch.domain.codex_prompts` calls a person's act: `response_item` user messages a person
+wrote (by Codex's labels where it writes them, else by their text: not environment context,
+AGENTS.md and user instructions, skills, hook prompts, interrupt and sub-agent notices, compaction
+summaries), a `!command`, a `/goal`, a review's outcome (`/review`), a compaction a person asked
+for (`/compact`) and a typed answer to a Plan-mode question. `event_msg` records are never counted:
+the versions that write a typed prompt as both a `response_item` and an `event_msg user_message`
+would otherwise count it twice, and the newest write only the `response_item`. A rollout a
+sub-agent or a review wrote counts nothing (`CodexFormat.for_file`, told its first record).
 """
 
 from __future__ import annotations
@@ -38,12 +41,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
+from sessionwatch.domain.codex_prompts import classify_codex_record, codex_rollout_is_subagent
 from sessionwatch.domain.prompt_origin import (
     ClassifiedPrompt,
     classify_claude_code_prompt,
-    classify_codex_message,
     claude_code_labels_not_human,
 )
 from sessionwatch.domain.upstream import normalize_text
@@ -88,6 +91,15 @@ class JsonlFormat(Protocol):
 
         `at` is the record's byte offset in its file: what a queued prompt is known by in a marker.
         """
+        ...
+
+
+@runtime_checkable
+class FileAwareFormat(JsonlFormat, Protocol):
+    """A format whose rules depend on the file: the provider hands it the file's first record."""
+
+    def for_file(self, first_record: object) -> JsonlFormat:
+        """The format for a file whose first complete line is `first_record` (None: none, or not JSON)."""
         ...
 
 
@@ -297,32 +309,24 @@ def _without(queued: Queue, words: str) -> Queue:
 
 @dataclass(frozen=True, slots=True)
 class CodexFormat:
-    """Codex CLI session rollouts: typed user messages of `response_item` records, once each."""
+    """Codex CLI session rollouts: what `domain.codex_prompts` calls a person's act, once each.
+
+    `subagent` is the format for a rollout a sub-agent or a review wrote: it counts nothing.
+    """
 
     name: str = "codex"
+    subagent: bool = False
+
+    def for_file(self, first_record: object) -> CodexFormat:
+        """This format for the rollout whose first record (`session_meta`) is `first_record`."""
+        return CodexFormat(self.name, subagent=codex_rollout_is_subagent(first_record))
 
     def read(self, record: object, queued: Queue, at: int) -> tuple[Prompt | None, Queue]:  # noqa: ARG002
-        """A prompt for a user message a person typed; Codex needs no queue state."""
-        if not isinstance(record, dict) or record.get("type") != "response_item":
+        """A prompt for a record that is a person's act; Codex needs no queue state."""
+        if self.subagent or not isinstance(record, dict):
             return None, queued
-        payload = record.get("payload")
-        if not isinstance(payload, dict) or payload.get("type") != "message":
-            return None, queued
-        if payload.get("role") != "user":
-            return None, queued
-        blocks = payload.get("content")
-        if not isinstance(blocks, list):
-            return None, queued
-        texts = [
-            text
-            for block in blocks
-            if isinstance(block, dict)
-            and block.get("type") == "input_text"
-            and isinstance(text := block.get("text"), str)
-        ]
-        images = sum(1 for block in blocks if isinstance(block, dict) and block.get("type") == "input_image")
-        classified = classify_codex_message(texts, images=images)
-        if not classified.origin.is_human:
+        classified = classify_codex_record(record)
+        if classified is None or not classified.origin.is_human:
             return None, queued
         return Prompt(classified.words, parse_timestamp(record.get("timestamp"))), queued
 

@@ -34,6 +34,9 @@ design:
   (the file was replaced) is dropped: that prompt's later delivery, if any, counts again.
 - A marker whose `queued` is not a list of at most `QUEUE_LIMIT` increasing offsets, all before
   its `offset`, is malformed: no answer and a warning each tick, like any malformed marker.
+- A format whose rules depend on the file (`FileAwareFormat`: Codex counts nothing in a
+  sub-agent's rollout) is told the file's first line again each tick; a first line longer than
+  the scan cap reads as none.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from sessionwatch.adapters.upstream.transcript_formats import (
     QUEUE_LIMIT,
     ClaudeCodeFormat,
     CodexFormat,
+    FileAwareFormat,
     JsonlFormat,
     Queue,
     QueuedPrompt,
@@ -73,6 +77,7 @@ __all__ = [
     "SCAN_CAP",
     "ClaudeCodeFormat",
     "CodexFormat",
+    "FileAwareFormat",
     "JsonlFormat",
     "JsonlTranscriptProvider",
     "TranscriptFormat",
@@ -91,12 +96,13 @@ _OPEN_FLAGS: int = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 @dataclass(frozen=True, slots=True)
 class _Read:
-    """One tick's bytes: the file's inode, its complete new lines, and the queue read back."""
+    """One tick's bytes: the file's inode, its complete new lines, the queue read back, the format."""
 
     inode: int
     offset: int
     complete: bytes
     queued: Queue
+    rules: JsonlFormat
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,13 +216,26 @@ class JsonlTranscriptProvider:
                     if len(data) >= self._scan_cap:
                         _skip(probe, "line longer than scan cap blocks the link", offset)
                     return None  # else nothing new, or a partial line still being written
-                queued = self._read_queue(transcript, marker)
-                return _Read(info.st_ino, offset, data[: end + 1], queued)
+                rules = self._rules_for(transcript)
+                queued = self._read_queue(transcript, marker, rules)
+                return _Read(info.st_ino, offset, data[: end + 1], queued, rules)
         except OSError as exc:
             _skip(probe, type(exc).__name__, offset)
             return None
 
-    def _read_queue(self, transcript: BinaryIO, marker: _Marker) -> Queue:
+    def _rules_for(self, transcript: BinaryIO) -> JsonlFormat:
+        """The format for this file: told its first record when it is a `FileAwareFormat`.
+
+        The first line is read again each tick (at most `scan_cap` bytes), so the format's view of
+        the file never depends on where a tick starts. Raises `OSError` when it cannot be read.
+        """
+        if not isinstance(self._format, FileAwareFormat):
+            return self._format
+        transcript.seek(0)
+        first = transcript.readline(self._scan_cap)
+        return self._format.for_file(_parse(first[:-1]) if first.endswith(_NEWLINE) else None)
+
+    def _read_queue(self, transcript: BinaryIO, marker: _Marker, rules: JsonlFormat) -> Queue:
         """The queued prompts the marker's offsets still point to, classified again from the file.
 
         An offset counts only while it starts a complete enqueue line that ends by the marker's
@@ -232,7 +251,7 @@ class JsonlTranscriptProvider:
             record = _parse(line[:-1])
             if record is None:
                 continue
-            _, alone = self._format.read(record, (), at)
+            _, alone = rules.read(record, (), at)
             if len(alone) == 1 and alone[0].at == at:
                 queue.append(alone[0])
         return tuple(queue)
@@ -249,7 +268,7 @@ class JsonlTranscriptProvider:
             record = _parse(line)
             if record is None:
                 continue
-            prompt, queued = self._format.read(record, queued, start)
+            prompt, queued = read.rules.read(record, queued, start)
             if prompt is None or prompt.words in echoes:
                 continue
             turns += 1

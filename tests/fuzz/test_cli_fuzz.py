@@ -61,6 +61,7 @@ SUBCOMMANDS = (
     "import",
     "import-openclaw",
     "claude-code",
+    "codex",
     "mcp",
 )
 

@@ -94,15 +94,17 @@ class ClaudeCodeHost:
         *,
         sessionwatch: bool = True,
         settings: Mapping[str, object] | None = None,
+        project: Path | None = None,
+        store: Path | None = None,
     ) -> None:
         self.command = command
         self.root = root
         self.model_url = model_url
         self.home = root / "home"
         self.config = root / "config"
-        self.project = root / "project"
+        self.project = project or root / "project"
         self.hooks_file = root / "hooks.jsonl"
-        self.store = root / "sessionwatch.db"
+        self.store = store or root / "sessionwatch.db"
         self.with_sessionwatch = sessionwatch
         self._extra_settings = dict(settings or {})
 

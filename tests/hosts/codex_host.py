@@ -12,6 +12,11 @@ SHA-256 of the compact, key-sorted JSON of `{"event_name": <event in snake case>
 [<the handler with async, command, timeout and type>]}`. The harness writes those entries itself,
 so the hooks run exactly as for a person who trusted them.
 
+With `sessionwatch` (the default), sessionwatch itself is installed as a person would:
+`sessionwatch codex install --project PROJECT --codex-home CODEX_HOME --db STORE`, its hook,
+MCP server and trust entries written by the installer, and a lead (`LEAD`) watches each session
+from its first hook (`watch_first.py`, run as the installed `--program`).
+
 It runs `codex exec PROMPT` (headless, `--json` events on stdout) and the TUI under tmux.
 """
 
@@ -28,7 +33,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Self
 
-from hosts.claude_host import RECORD_HOOK, read_jsonl, write_json
+from hosts.claude_host import LEAD, RECORD_HOOK, SESSIONWATCH, read_jsonl, write_json
 from hosts.processes import reap
 from hosts.tmux import HostTimeout, Pane
 
@@ -51,21 +56,37 @@ MODEL = "gpt-5.4"
 PROVIDER = "fakeresponses"
 SESSION_END_TIMEOUT_S = 3
 """Codex clamps a SessionEnd hook's timeout to 3 seconds (and hashes the clamped value)."""
+WATCH_FIRST = Path(__file__).resolve().parent / "watch_first.py"
 
 
 class CodexHost:
     """One scenario's Codex: its folders, its environment, and the ways to run it."""
 
     def __init__(
-        self, command: Path, root: Path, model_url: str, *, extra_config: str = "", daemon: bool = False
+        self,
+        command: Path,
+        root: Path,
+        model_url: str,
+        *,
+        extra_config: str = "",
+        daemon: bool = False,
+        sessionwatch: bool = True,
+        project: Path | None = None,
+        store: Path | None = None,
+        lead: str = LEAD,
     ) -> None:
         self.command = command
         self.root = root
         self.model_url = model_url
         self.home = root / "home"
         self.codex_home = root / "codex-home"
-        self.project = root / "project"
+        self.project = project or root / "project"
         self.hooks_file = root / "hooks.jsonl"
+        self.store = store or root / "sessionwatch.db"
+        self.sessionwatch_log = root / "sessionwatch-hooks.jsonl"
+        """One line per run of sessionwatch's hook that ended (written by `watch_first.py`)."""
+        self.with_sessionwatch = sessionwatch
+        self.lead = lead
         self._extra_config = extra_config
         self.daemon = daemon
         """Let the TUI start Codex's managed app-server daemon (the default), or run in its own process."""
@@ -97,6 +118,34 @@ class CodexHost:
                     )
         trusted = "".join(entries)
         (self.codex_home / "config.toml").write_text(self.config_toml() + trusted, encoding="utf-8")
+        if self.with_sessionwatch:
+            self.install_sessionwatch()
+
+    def install_sessionwatch(self) -> None:
+        """`sessionwatch codex install` into the project and the home, the hook run through `watch_first`."""
+        program = self.root / "bin" / "sessionwatch"
+        program.parent.mkdir(parents=True, exist_ok=True)
+        words = [sys.executable, WATCH_FIRST, self.store, self.lead, self.sessionwatch_log]
+        program.write_text(f'#!/bin/sh\nexec {" ".join(map(str, words))} "$@"\n', encoding="utf-8")
+        program.chmod(0o755)
+        subprocess.run(
+            [
+                str(SESSIONWATCH),
+                "codex",
+                "install",
+                "--project",
+                str(self.project),
+                "--codex-home",
+                str(self.codex_home),
+                "--db",
+                str(self.store),
+                "--program",
+                str(program),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
 
     def config_toml(self) -> str:
         """The home's config.toml: the fake provider, a trusted project, no traffic of its own."""
@@ -219,6 +268,21 @@ class CodexHost:
         raise HostTimeout(
             f"{event} fired {self.events().count(event)} times, not {count}, in {timeout}s: {self.events()}"
         )
+
+    def sessionwatch_runs(self, event: str) -> int:
+        """How many runs of sessionwatch's hook for `event` have ended."""
+        return sum(1 for entry in read_jsonl(self.sessionwatch_log) if entry.get("event") == event)
+
+    def wait_for_hooks(self, event: str, count: int, *, timeout: float = 60) -> None:
+        """Wait until `event` fired `count` times and, with sessionwatch, its hook ended as often."""
+        self.wait_for_events(event, count, timeout=timeout)
+        deadline = time.monotonic() + timeout
+        while self.with_sessionwatch and self.sessionwatch_runs(event) < count:
+            if time.monotonic() > deadline:
+                raise HostTimeout(
+                    f"sessionwatch's {event} hook ended {self.sessionwatch_runs(event)} times, not {count}"
+                )
+            time.sleep(0.2)
 
     def rollouts(self) -> list[Path]:
         """The rollouts of sessions a person started (not sub-agents' or reviews'), oldest first."""

@@ -5,9 +5,11 @@ API. Trigger words in a prompt make the fake model call a tool: `exec_command` r
 keep the agent busy, `request_user_input` (a Plan-mode question), `spawn_agent` (a sub-agent), and
 `update_goal` to finish a goal. A TUI session ends with Ctrl-C twice.
 
-There is no sessionwatch hook for Codex yet: the hook column is empty, and `prompt_hooks` pins how
-often Codex runs a `UserPromptSubmit` hook, which a Codex hook would be built on. `provider_wrong`
-names what the Codex provider gets wrong today; the tests expect exactly those rows to fail.
+sessionwatch is installed in the project by `sessionwatch codex install` (its hook follows the
+session's rollout) with a lead watching each session from its first hook, so every row compares
+what a person did with what the hook recorded and what the provider counts. `prompt_hooks` pins how
+often Codex runs a `UserPromptSubmit` hook. `hook_wrong` and `provider_wrong` name what sessionwatch
+cannot get right, and why; the tests expect exactly those rows to fail.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from hosts.claude_host import write_json
 from hosts.codex_host import CodexHost, command_handler
 from hosts.fake_models import ToolCall
 from hosts.images import tiny_png
+from hosts.install import CODEX
 from hosts.scenario import Scenario, ScenarioBroken
 from hosts.tmux import Pane, PaneTimeout, trimmed
 
@@ -61,6 +64,8 @@ QUESTION = {
 SUBAGENT = {
     "SPAWN": ToolCall("spawn_agent", {"message": "look at the readme and say ok"}, namespace="multi_agent_v1")
 }
+SESSIONS_TOOL = {"LISTME": ToolCall("sessions_list", {}, namespace="mcp__sessionwatch")}
+"""The model calls sessionwatch's own MCP tool (`sessions_list`), as Codex offers it."""
 GOAL = {'<codex_internal_context source="goal">': ToolCall("update_goal", {"status": "complete"})}
 
 
@@ -127,10 +132,11 @@ def submit(pane: Pane, text: str) -> None:
 
 
 def turn(host: CodexHost, pane: Pane, text: str) -> None:
-    """Type a prompt and wait until its turn ends (one more Stop)."""
+    """Type a prompt and wait until its turn ends (one more Stop, every Stop hook done)."""
     stops = host.events().count("Stop")
     submit(pane, text)
-    host.wait_for_events("Stop", stops + 1, timeout=60)
+    host.wait_for_hooks("Stop", stops + 1, timeout=60)
+    time.sleep(0.5)  # Codex marks the turn done once its hooks returned
 
 
 def busy(pane: Pane) -> None:
@@ -401,13 +407,22 @@ def tui_mcp_server(host: CodexHost) -> None:
             time.sleep(0.2)
 
 
+def tui_mcp_tools(host: CodexHost) -> None:
+    with tui(host) as pane:
+        turn(host, pane, "hello there")  # Codex offers a server's tools once it started, not before
+        turn(host, pane, "LISTME which sessions are there")
+
+
 # ------------------------------------------------------------------------------------- scenarios
 
+CODEX_VERSION = CODEX.version
 TUI = "TUI (tmux)"
 EXEC = "codex exec"
 
-_SUBAGENT_PROMPT = "a sub-agent's rollout (session_meta source subagent) counts its task prompt as a person's"
-_NOTHING_WRITTEN = "{what} writes no user message to the rollout: nothing for the provider to count"
+_NO_TRACE = (
+    "Codex {version} leaves no trace of {what}: it runs no hook and writes nothing to the rollout, "
+    "history.jsonl or its state databases, so neither the hook nor the provider can count it"
+)
 
 
 def _scenario(
@@ -425,7 +440,14 @@ SCENARIOS: tuple[Scenario, ...] = (
     _scenario("cx-exec-resumed", EXEC + " resume", 2, exec_resumed, 2, seconds=8, shape="a session resumed"),
     _scenario("cx-exec-agents-md", EXEC, 1, exec_agents_md, 1, seconds=5, shape="AGENTS.md in the project"),
     _scenario(
-        "cx-exec-untrusted-hooks", EXEC, 1, exec_untrusted_hooks, 0, seconds=5, shape="hooks.json not trusted"
+        "cx-exec-untrusted-hooks",
+        EXEC,
+        1,
+        exec_untrusted_hooks,
+        0,
+        seconds=5,
+        shape="hooks.json not trusted",
+        sessionwatch=False,
     ),
     _scenario(
         "cx-exec-hook-context", EXEC, 1, exec_hook_context, 1, seconds=5, shape="hook context to the model"
@@ -449,9 +471,6 @@ SCENARIOS: tuple[Scenario, ...] = (
         1,
         seconds=10,
         shape="typed prompt starting with an XML-like tag",
-        provider_wrong="a typed prompt that starts with an XML-like tag is taken for injected context: "
-        "the rule "
-        "judges the text alone, not its labels (kinds user.text, provenance user)",
     ),
     _scenario("cx-tui-agents-md", TUI, 1, tui_agents_md, 1, seconds=10, shape="AGENTS.md in the project"),
     _scenario(
@@ -494,7 +513,6 @@ SCENARIOS: tuple[Scenario, ...] = (
         1,
         seconds=12,
         shape="/compact",
-        provider_wrong="/compact leaves only a `compacted` record: the command a person typed is not counted",
     ),
     _scenario(
         "cx-tui-status",
@@ -504,7 +522,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         1,
         seconds=10,
         shape="/status (runs locally)",
-        provider_wrong=_NOTHING_WRITTEN.format(what="/status"),
+        hook_wrong=_NO_TRACE.format(version=CODEX_VERSION, what="/status"),
+        provider_wrong=_NO_TRACE.format(version=CODEX_VERSION, what="/status"),
     ),
     _scenario(
         "cx-tui-goal",
@@ -515,8 +534,6 @@ SCENARIOS: tuple[Scenario, ...] = (
         triggers=GOAL,
         seconds=12,
         shape="/goal",
-        provider_wrong='/goal is written as <codex_internal_context source="user_goal"> (kinds user.goal, '
-        "provenance harness): not counted",
     ),
     _scenario(
         "cx-tui-review",
@@ -526,9 +543,6 @@ SCENARIOS: tuple[Scenario, ...] = (
         1,
         seconds=14,
         shape="/review (a review rollout)",
-        provider_wrong="/review is written as a <user_action> message in the session's rollout: not counted",
-        subagent_wrong="the review rollout (session_meta source subagent review) counts its built-in review "
-        "prompt as a person's",
     ),
     _scenario(
         "cx-tui-plan-answer",
@@ -539,8 +553,6 @@ SCENARIOS: tuple[Scenario, ...] = (
         triggers=QUESTION,
         seconds=14,
         shape="Plan-mode question answered (request_user_input)",
-        provider_wrong="a typed answer to a Plan-mode question exists only as a function_call_output and a "
-        "retained_context record: not counted",
     ),
     _scenario(
         "cx-tui-subagent",
@@ -551,7 +563,6 @@ SCENARIOS: tuple[Scenario, ...] = (
         triggers=SUBAGENT,
         seconds=14,
         shape="sub-agent rollout (spawn_agent)",
-        subagent_wrong=_SUBAGENT_PROMPT,
     ),
     _scenario("cx-tui-image", TUI, 1, tui_image, 1, seconds=10, shape="image-only prompt (pasted file)"),
     _scenario(
@@ -562,7 +573,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         2,
         seconds=14,
         shape="/new (a new session)",
-        provider_wrong=_NOTHING_WRITTEN.format(what="/new"),
+        hook_wrong=_NO_TRACE.format(version=CODEX_VERSION, what="/new"),
+        provider_wrong=_NO_TRACE.format(version=CODEX_VERSION, what="/new"),
     ),
     _scenario(
         "cx-tui-interrupt",
@@ -576,5 +588,15 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     _scenario(
         "cx-tui-mcp-server", TUI, 1, tui_mcp_server, 1, seconds=12, shape="an MCP server from config.toml"
+    ),
+    _scenario(
+        "cx-tui-mcp-tools",
+        TUI,
+        2,
+        tui_mcp_tools,
+        2,
+        triggers=SESSIONS_TOOL,
+        seconds=12,
+        shape="sessionwatch's own MCP tool called",
     ),
 )

@@ -1,7 +1,8 @@
 """What sessionwatch made of a real run: the turns its hook recorded, the turns its provider counts.
 
 Both are read after the host exited. The hook's side is the store the installed hook wrote (every
-session in it, every `human_direct_message`); the provider's side is `JsonlTranscriptProvider` run
+session in it, every `human_direct_message`, a burst's signal counted by its `turns`); the
+provider's side is `JsonlTranscriptProvider` run
 over each transcript the host wrote, tick by tick from the start as the monitor would, until it has
 nothing more to say.
 """
@@ -41,8 +42,16 @@ def read_store(path: Path) -> StoreReading:
         for row in watch.sessions_list():
             status = watch.session_status(row.session_key, changes_since=0, limit=1000)
             changes = status.state_changes.events if status.state_changes is not None else ()
-            counts[row.session_key] = sum(1 for change in changes if change.kind == HUMAN)
+            counts[row.session_key] = sum(
+                _turns(change.payload) for change in changes if change.kind == HUMAN
+            )
     return StoreReading(counts)
+
+
+def _turns(payload: dict[str, int | str] | None) -> int:
+    """The human turns one signal stands for: a burst's `turns`, else one."""
+    turns = (payload or {}).get("turns", 1)
+    return turns if isinstance(turns, int) else 1
 
 
 def provider_turns(provider: JsonlTranscriptProvider, path: Path) -> int:

@@ -59,7 +59,9 @@ def run(scenario: Scenario, folder: Path) -> Outcome:
             command = install.ensure(install.CLAUDE_CODE)
             host = ClaudeCodeHost(command, folder, server.url, sessionwatch=scenario.sessionwatch)
         else:
-            host = CodexHost(install.ensure(install.CODEX), folder, server.url)
+            host = CodexHost(
+                install.ensure(install.CODEX), folder, server.url, sessionwatch=scenario.sessionwatch
+            )
         host.prepare()
         try:
             scenario.drive(host)
@@ -77,16 +79,15 @@ def _outcome(
     scenario: Scenario, host: ClaudeCodeHost | CodexHost, folder: Path, seconds: float, error: str | None
 ) -> Outcome:
     events = host.events()
+    store = read_store(host.store) if scenario.sessionwatch else None
     if isinstance(host, ClaudeCodeHost):
-        store = read_store(host.store) if scenario.sessionwatch else None
         main, sub = host.transcripts(), host.subagent_transcripts()
         transcripts, subagents = claude_code_turns(main), claude_code_turns(sub)
-        hook = None if store is None else store.human_turns
-        sessions = {} if store is None else store.sessions
     else:
         main, sub = host.rollouts(), host.subagent_rollouts()
         transcripts, subagents = codex_turns(main), codex_turns(sub)
-        hook, sessions = None, {}
+    hook = None if store is None else store.human_turns
+    sessions = {} if store is None else store.sessions
     return Outcome(
         scenario=scenario.name,
         host=scenario.host,

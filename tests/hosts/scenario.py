@@ -44,7 +44,7 @@ class Scenario:
     subagent_wrong: str | None = None
     """Why the provider counts something in a sub-agent's (or review's) own transcript."""
     sessionwatch: bool = True
-    """Claude Code only: install sessionwatch's hook and MCP server in the project."""
+    """Install sessionwatch's hook and MCP server in the project (with a lead watching the session)."""
     store_sessions: int | None = None
     """Claude Code only: how many sessions the store should hold afterwards (None: not checked)."""
     store_wrong: str | None = None

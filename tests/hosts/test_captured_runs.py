@@ -2,7 +2,9 @@
 
 They need no CLI, so they run everywhere. The provider reads the captured transcripts; for Claude
 Code, the captured hook inputs go through `sessionwatch claude-code hook`'s handler in this process
-against a fresh store whose lead watches the session from its start, as in the real run. Each must
+against a fresh store whose lead watches the session from its start, as in the real run (for Codex,
+`sessionwatch codex hook`'s handler on the captured rollouts, which are whole from the first hook
+on, so it is the rule the hook follows them with that is checked, not when it reads them). Each must
 give the ground truth, except where the scenario names why sessionwatch is wrong today (expected
 failures). That the capture still matches its own run is checked too, so a fixture cannot drift.
 """
@@ -22,6 +24,7 @@ from hosts.fixtures import captured, replay_path
 from hosts.scenario import Scenario
 
 import sessionwatch
+from sessionwatch.integrations import codex
 from sessionwatch.integrations.claude_code import handle_hook, project_dir, session_key
 
 SCENARIOS = {scenario.name: scenario for scenario in (*CLAUDE_CODE, *CODEX)}
@@ -126,3 +129,29 @@ def _environ(captured_environ: dict[str, str], folder: Path) -> dict[str, str]:
         name: str(replay_path(value, folder)) if value.startswith("/ROOT/") else value
         for name, value in captured_environ.items()
     }
+
+
+@pytest.mark.parametrize(
+    ("folder", "scenario"),
+    [p for p in _params("codex", "hook_wrong") if _with_sessionwatch(p)],
+)
+def test_codex_hook_records_the_captured_hook_inputs_right(
+    folder: Path, scenario: Scenario, tmp_path: Path
+) -> None:
+    store = str(tmp_path / "replay.db")
+    for line in (folder / "hooks.jsonl").read_text(encoding="utf-8").splitlines():
+        hook_input = json.loads(line)["input"]
+        if not isinstance(hook_input, dict) or hook_input.get("hook_event_name") not in codex.EVENTS:
+            continue
+        hook_input = {
+            **hook_input,
+            "cwd": str(replay_path(str(hook_input["cwd"]), folder)),
+            "transcript_path": str(replay_path(str(hook_input["transcript_path"]), folder)),
+        }
+        key = codex.session_key(codex.project_dir(hook_input), hook_input["session_id"])
+        with sessionwatch.open(store, sweep_on_open=False, cross_process_wakes=False) as watch:
+            watch.watch(LEAD, key)  # the lead watches each session from its first hook, as in the run
+        codex.handle_hook(hook_input, db=store, environ={})
+    recorded = read_store(Path(store)).human_turns
+    assert recorded == _expected(folder)["hook_recorded"], "the capture no longer matches its run"
+    assert recorded == scenario.truth

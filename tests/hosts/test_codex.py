@@ -1,9 +1,9 @@
-"""Codex 0.171.0 for real: what a person typed, and what sessionwatch's Codex provider counts.
+"""Codex 0.171.0 for real: what a person typed, what sessionwatch's hook recorded and its provider counts.
 
 Every scenario runs once per session (see conftest.py); these tests read its outcome. Rows that
-the provider gets wrong today are expected failures naming the reason. The host-behaviour tests pin
+sessionwatch cannot get right are expected failures naming the reason. The host-behaviour tests pin
 what Codex itself does (hooks, their trust, their inputs, the rollout's labels, what an MCP server
-is started with), which a Codex hook for sessionwatch will rest on.
+is started with and what its calls carry), which sessionwatch's Codex hook and server rest on.
 """
 
 from __future__ import annotations
@@ -31,6 +31,12 @@ PROMPT_HOOK_KEYS = {
     "permission_mode",
     "prompt",
 }
+
+
+@pytest.mark.parametrize("scenario", params([s for s in SCENARIOS if s.sessionwatch], "hook_wrong"))
+def test_the_hook_records_each_turn_a_person_typed_once(scenario: Scenario, hosts: Shared) -> None:
+    outcome = hosts.outcome(scenario.name)
+    assert outcome.hook_recorded == scenario.truth, described(outcome)
 
 
 @pytest.mark.parametrize("scenario", params(SCENARIOS, "provider_wrong"))
@@ -176,3 +182,23 @@ def _user_messages(outcome: Outcome) -> list[dict[str, Any]]:
         for m in messages
         if not json.dumps(m["content"]).startswith('[{"type": "input_text", "text": "<environment_context>')
     ]
+
+
+@pytest.mark.scenarios("cx-tui-mcp-tools")
+def test_sessionwatchs_server_serves_a_tool_call_as_the_session_its_meta_names(hosts: Shared) -> None:
+    outcome = hosts.outcome("cx-tui-mcp-tools")
+    (rollout,) = outcome.transcripts
+    records = outcome.records(rollout)
+    (call,) = [r["payload"] for r in records if r["payload"].get("type") == "function_call"]
+    assert (call["name"], call.get("namespace")) == ("sessions_list", "mcp__sessionwatch")
+    (output,) = [r["payload"] for r in records if r["payload"].get("type") == "function_call_output"]
+    listed = json.loads(_tool_text(output["output"]))
+    (key,) = outcome.sessions
+    assert [row["key"] for row in listed["sessions"]] == [key]  # served as the calling session, its project's
+    assert listed["visibility"]["mode"] == "agent"
+
+
+def _tool_text(output: object) -> str:
+    """The JSON an MCP tool answered, as Codex records its output (`Wall time: ...\nOutput:\n<text>`)."""
+    assert isinstance(output, str), output
+    return output.split("Output:\n", 1)[1]

@@ -145,6 +145,22 @@ def test_upstream_tick_records_a_providers_activity_asking_an_async_one_on_the_l
     assert (thread == loop_thread) == (kind == "async")
 
 
+def test_follow_upstream_records_one_sessions_activity_off_the_loop(store_url: str) -> None:
+    provider = AsyncProvider()
+
+    async def scenario() -> None:
+        async with await linked(store_url) as watch:
+            report = await watch.follow_upstream(ADOPTED, {CATALOG: as_provider(provider)})
+
+            assert [s.session_key for s in report.recorded] == [ADOPTED]
+            assert await human_turns(watch) == 1
+            [notice] = await watch.pending_notices(WATCHER)
+            assert notice.target == ADOPTED
+
+    asyncio.run(scenario())
+    assert [probe.session_key for probe in provider.probes] == [ADOPTED]
+
+
 def test_an_async_transcripts_port_answers_on_the_loop_and_its_texts_reach_the_probe(store_url: str) -> None:
     transcripts = AsyncTranscripts(["fix the  build", "ship it"])
     provider = AsyncProvider()

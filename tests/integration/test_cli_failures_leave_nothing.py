@@ -236,6 +236,10 @@ BAD_OPTIONS = [
     ),
     pytest.param(["claude-code", "install", "--project", "missing"], "--project", id="install-project"),
     pytest.param(["claude-code", "install", "--program", ""], "--program", id="install-program"),
+    pytest.param(["codex", "install", "--project", "missing"], "--project", id="codex-install-project"),
+    pytest.param(["codex", "install", "--program", ""], "--program", id="codex-install-program"),
+    pytest.param(["codex", "install", "--codex-home", "good.db"], "--codex-home", id="codex-install-home"),
+    pytest.param(["codex", "mcp", "--visibility", "everyone"], "--visibility", id="codex-mcp-visibility"),
     pytest.param(["demo", "--verbose=yes"], "--verbose", id="demo-verbose"),
 ]
 """One bad value for each option and argument; the store (`--db good.db` unless given) holds history."""
@@ -244,6 +248,8 @@ NOT_REFUSED_HERE = {
     ("claude-code mcp", "-- MCP_OPTION"): "passed on to `sessionwatch mcp`, whose options are refused above",
 }
 GLOBAL_OPTIONS = {"--db", "--json", "--notify-terminal-runs"}
+HOSTS = ("claude-code", "codex")
+"""The commands whose sub-commands are named by two words (`codex install`)."""
 """Every sub-command's; refused on each one below."""
 
 
@@ -273,7 +279,7 @@ def arguments(parser: argparse.ArgumentParser) -> Iterator[str]:
 
 
 def command_of(argv: list[str]) -> str:
-    return " ".join(argv[:2]) if argv[0] == "claude-code" else argv[0]
+    return " ".join(argv[:2]) if argv[0] in HOSTS else argv[0]
 
 
 def test_every_option_of_every_command_has_a_bad_value_here() -> None:
@@ -298,7 +304,7 @@ def test_a_bad_value_is_refused_naming_its_option_and_leaves_the_folder_as_it_wa
     option: str,
 ) -> None:
     monkeypatch.delenv("SESSIONWATCH_MCP_TOKEN", raising=False)  # without a token, --host 0.0.0.0 is refused
-    given = "--db" in argv or argv[0] == "claude-code"  # the installer's store is the project's
+    given = "--db" in argv or argv[0] in HOSTS  # the installer's store is the project's
     line = one_error_line(cli(capsys, *argv, *([] if given else ["--db", "good.db"])))
 
     assert line.startswith(f"{option}: "), line
@@ -307,9 +313,11 @@ def test_a_bad_value_is_refused_naming_its_option_and_leaves_the_folder_as_it_wa
 
 
 EVERY_COMMAND = sorted(command for command, _ in commands(build_parser()))
+HOOKS = ("claude-code hook", "codex hook")
+"""Never fail: a host's turn must go on (tested below)."""
 
 
-@pytest.mark.parametrize("command", [c for c in EVERY_COMMAND if c != "claude-code hook"])
+@pytest.mark.parametrize("command", [c for c in EVERY_COMMAND if c not in HOOKS])
 @pytest.mark.parametrize(
     "option",
     [
@@ -341,6 +349,7 @@ def test_a_bad_global_option_is_refused_naming_it_on_every_command(
         "import-openclaw": ["ref.db"],
         "mcp": ["--session", MANAGER],
         "claude-code install": ["--project", "."],
+        "codex install": ["--project", ".", "--codex-home", "."],
     }.get(command, [])
     given, message = option
     line = one_error_line(cli(capsys, *command.split(), *needed, given))
@@ -349,11 +358,12 @@ def test_a_bad_global_option_is_refused_naming_it_on_every_command(
     assert files(folder) == BEFORE
 
 
+@pytest.mark.parametrize("hook", HOOKS)
 def test_the_hook_never_fails_and_leaves_the_folder_as_it_was(
-    capsys: pytest.CaptureFixture[str], folder: Path, monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str], folder: Path, monkeypatch: pytest.MonkeyPatch, hook: str
 ) -> None:
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"")))
-    outcome = cli(capsys, "claude-code", "hook", "--db", "no/dir/x.db")
+    outcome = cli(capsys, *hook.split(), "--db", "no/dir/x.db")
 
     assert (outcome.code, outcome.out) == (0, "")
     assert files(folder) == BEFORE

@@ -181,6 +181,34 @@ CODEX_CASES: list[tuple[str, list[str], int, PromptOrigin, str]] = [
         "",
     ),
     ("a-tag-a-person-wrote", ["<div>not Codex's</div>"], 0, P.TYPED, "<div>not Codex's</div>"),
+    (
+        "image-placeholder-only",
+        ['<image name=[Image #1] path="/repo/a.png">', "</image>", "[Image #1]"],
+        1,
+        P.IMAGE,
+        "",
+    ),
+    (
+        "image-placeholder-and-words",
+        ["<image name=[Image #1]>", "</image>", "[Image #1] why?"],
+        1,
+        P.TYPED,
+        "why?",
+    ),
+    (
+        "review-outcome",
+        ["<user_action>\n  <context>User initiated a review task.</context>\n  <action>review</action>\n"],
+        0,
+        P.SLASH_COMMAND,
+        "/review",
+    ),
+    (
+        "other-user-action",
+        ["<user_action>\n  <action>undo</action>\n</user_action>"],
+        0,
+        P.INJECTED_CONTEXT,
+        "",
+    ),
 ]
 
 
