@@ -298,7 +298,10 @@ class SessionWatchMachine(RuleBasedStateMachine):
     def record_session_created(
         self, session: Identity, actor: Actor, session_id: str | None, internal: bool
     ) -> None:
-        """A reported creation: log-only, it wakes nobody; maybe listed on the main session's digest."""
+        """A reported creation: registered (a watcher the sweep finds), log-only, it wakes nobody.
+
+        With `notify_on_create`, the key may be listed on its agent's main session's digest.
+        """
         key, agent = session
         before = self.stored()
         self.waker.take()
@@ -315,6 +318,8 @@ class SessionWatchMachine(RuleBasedStateMachine):
             _require(signal.sequence > self.last_sequence, "a creation takes the next sequence")
             self.last_sequence = signal.sequence
             self.model.create(session, signal.sequence, actor, dedupe=dedupe, internal=internal)
+        self.model.known.add(session)
+        self.model.registered.add(session)
         _expect(self.stored(), before, "cursors after a created signal")
         _expect(self.waker.take(), [], "wakes after a created signal")
 
