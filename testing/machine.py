@@ -42,12 +42,14 @@ _GROUP: Identity = ("agent:main:telegram:group:7", "main")
 
 _TARGETS: tuple[Identity, ...] = (
     ("agent:main:worker", "main"),
+    ("agent:Ops:Worker", "ops"),  # a key that writes its agent id capitalized: agent ops's session
     _GROUP,
     ("agent:main:subagent:child", "main"),
     ("global", "main"),
     ("global", "ops"),
 )
-"""Watched sessions; the two `global`s differ only by agent id and must never mix."""
+"""Watched sessions; the two `global`s differ only by agent id and must never mix; `agent:Ops:Worker`
+is agent `ops`'s (its agent id normalized), a session of its own beside any `agent:ops:worker`."""
 
 _OUTSIDER = "agent:research:outsider"
 """An agent that is never upserted: it may hold a seeded cursor, the sweep must skip it."""

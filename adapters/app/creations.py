@@ -15,7 +15,7 @@ from sessionwatch.adapters.app.core import Core, Done, Work, wakes_of
 from sessionwatch.adapters.app.recording import RECORD, Recorded, record_in
 from sessionwatch.adapters.stores.port import WriteTransaction
 from sessionwatch.domain import digest, session
-from sessionwatch.domain.keys import SessionIdentity, resolve_identity
+from sessionwatch.domain.keys import resolve_identity
 from sessionwatch.domain.recording import check_signal
 from sessionwatch.domain.session import UpsertSession
 from sessionwatch.domain.signals import CREATED_SUMMARY, SignalKind, check_optional_text, created_dedupe_key
@@ -51,7 +51,7 @@ def session_created(
         now=core.clock.now(),
     )
     noting = core.notify_on_create and not internal
-    main = SessionIdentity(core.main_session_of(identity.agent_id), identity.agent_id)
+    main = resolve_identity(core.main_session_of(identity.agent_id))  # its agent id normalized
 
     registration = UpsertSession(
         session_key=identity.session_key, agent_id=identity.agent_id, session_id=checked_session_id
