@@ -110,9 +110,18 @@ def stored_agent_id(key: str, agent_id: str) -> str:
     part was written (`agent:Main:x` under `Main`); such a pair reads as that part normalized, the
     key's agent now. A pair that was stored with an explicit agent id (a bare key) reads as stored.
     """
-    if _CANONICAL_AGENT_ID.fullmatch(agent_id) or written_agent_id(key) != agent_id:
+    if plainly_normal(agent_id) or written_agent_id(key) != agent_id:
         return agent_id
     return normalize_agent_id(agent_id)
+
+
+@functools.lru_cache(maxsize=1024)  # asked for every stored event read: a store holds few agent ids
+def plainly_normal(agent_id: str) -> bool:
+    """Whether the agent id is lowercase letters, digits, `_` and `-`, starting with a letter or digit.
+
+    Such an id is its own normal form (`normalize_agent_id` returns it unchanged).
+    """
+    return _CANONICAL_AGENT_ID.fullmatch(agent_id) is not None
 
 
 def key_problem(key: object) -> str | None:

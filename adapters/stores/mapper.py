@@ -17,7 +17,7 @@ from eventsourcing.persistence import ApplicationRecorder, StoredEvent
 
 from sessionwatch.domain.digest import CreationNoted, DigestDrained, DigestState
 from sessionwatch.domain.events import DomainEvent
-from sessionwatch.domain.keys import SessionIdentity, stored_agent_id
+from sessionwatch.domain.keys import SessionIdentity, plainly_normal, stored_agent_id
 from sessionwatch.domain.retention import SignalsPruned
 from sessionwatch.domain.session import (
     SessionDeleted,
@@ -34,6 +34,7 @@ from sessionwatch.domain.upstream import (
 )
 from sessionwatch.domain.watch_cursor import (
     CursorKey,
+    CursorState,
     NoticeAcknowledged,
     NoticesSwept,
     WatchPromoted,
@@ -106,6 +107,25 @@ _WITH_SESSION: Final = (
 """The stored events that name a session by `session_key` and `agent_id`."""
 _WITH_TARGET: Final = (WatchRegistered, WatchPromoted, NoticeAcknowledged, WatchRemoved)
 """The stored events that name their cursor's target by `target_key` and `target_agent_id`."""
+
+_Owned = TypeVar(
+    "_Owned",
+    SessionUpserted,
+    SessionMetaUpdated,
+    SignalRecorded,
+    SessionReset,
+    SessionDeleted,
+    UpstreamLinked,
+    UpstreamMarkerAdvanced,
+    UpstreamUnlinked,
+    CreationNoted,
+    DigestDrained,
+    UpstreamLinkState,
+    DigestState,
+)
+_Targeting = TypeVar(
+    "_Targeting", WatchRegistered, WatchPromoted, NoticeAcknowledged, WatchRemoved, CursorState
+)
 
 CHECKPOINT_TOPICS: Final = (
     "store.pruned.v1",
@@ -207,17 +227,22 @@ def with_current_agent_ids(event: DomainEvent) -> DomainEvent:
     pair, so the rewrite is keyed by content, not by a stored name, and leaves every other event
     as it is (the same object).
     """
-    if isinstance(event, SignalsPruned):
-        return _checkpoint_now(event)
-    if isinstance(event, _WITH_SESSION):
-        agent = stored_agent_id(event.session_key, event.agent_id)
-        return event if agent == event.agent_id else event.model_copy(update={"agent_id": agent})
-    if isinstance(event, _WITH_TARGET):
-        agent = stored_agent_id(event.target_key, event.target_agent_id)
-        return (
-            event if agent == event.target_agent_id else event.model_copy(update={"target_agent_id": agent})
-        )
-    return event
+    read = _READ_AS_NOW.get(type(event))
+    return event if read is None else read(event)
+
+
+def _session_now(value: _Owned) -> _Owned:
+    if plainly_normal(value.agent_id):  # every event this version writes
+        return value
+    agent = stored_agent_id(value.session_key, value.agent_id)
+    return value if agent == value.agent_id else value.model_copy(update={"agent_id": agent})
+
+
+def _target_now(event: _Targeting) -> _Targeting:
+    if plainly_normal(event.target_agent_id):
+        return event
+    agent = stored_agent_id(event.target_key, event.target_agent_id)
+    return event if agent == event.target_agent_id else event.model_copy(update={"target_agent_id": agent})
 
 
 def _checkpoint_now(event: SignalsPruned) -> SignalsPruned:
@@ -228,12 +253,7 @@ def _checkpoint_now(event: SignalsPruned) -> SignalsPruned:
         else s
         for s in event.sessions
     )
-    cursors = tuple(
-        c.model_copy(update={"target_agent_id": agent})
-        if (agent := stored_agent_id(c.target_key, c.target_agent_id)) != c.target_agent_id
-        else c
-        for c in event.cursors
-    )
+    cursors = tuple(_target_now(cursor) for cursor in event.cursors)
     links = tuple(_session_now(link) for link in event.links)
     digests = tuple(_session_now(held) for held in event.digests)
     if (sessions, cursors, links, digests) == (event.sessions, event.cursors, event.links, event.digests):
@@ -241,14 +261,6 @@ def _checkpoint_now(event: SignalsPruned) -> SignalsPruned:
     return event.model_copy(
         update={"sessions": sessions, "cursors": cursors, "links": links, "digests": digests}
     )
-
-
-_Owned = TypeVar("_Owned", UpstreamLinkState, DigestState)
-
-
-def _session_now(value: _Owned) -> _Owned:
-    agent = stored_agent_id(value.session_key, value.agent_id)
-    return value if agent == value.agent_id else value.model_copy(update={"agent_id": agent})
 
 
 def replay(recorder: ApplicationRecorder, page_size: int = 1000) -> Iterator[DomainEvent]:
@@ -268,3 +280,11 @@ def to_stored(stream_id: UUID, version: int, event: DomainEvent) -> StoredEvent:
     return StoredEvent(
         originator_id=stream_id, originator_version=version, topic=event.type, state=encode(event)
     )
+
+
+_READ_AS_NOW: Final[dict[type, Callable[[Any], Any]]] = {
+    **dict.fromkeys(_WITH_SESSION, _session_now),
+    **dict.fromkeys(_WITH_TARGET, _target_now),
+    SignalsPruned: _checkpoint_now,
+}
+"""How each stored event type that names a session identity is read as it is named now."""
