@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from typing import NamedTuple
 
 from sessionwatch.domain.errors import InvalidSignal
@@ -10,6 +11,19 @@ from sessionwatch.domain.text import has_control_character
 
 MAX_KEY_LENGTH = 512
 _AGENT_PREFIX = "agent:"
+DEFAULT_AGENT_ID = "main"
+"""The agent an agent id that normalizes to nothing names (as the reference gateway's)."""
+MAX_AGENT_ID_LENGTH = 64
+
+_VALID_AGENT_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}", re.IGNORECASE | re.ASCII)
+_CANONICAL_AGENT_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+_INVALID_AGENT_ID_RUN = re.compile(r"[^a-z0-9_-]+")
+_EDGE_SPACE = (
+    "\t\n\v\f\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+"""What trimming an agent id removes at either end: the white space and line breaks of the
+reference gateway's own trim (a byte-order mark too), so both trim the same ids alike."""
 
 
 class SessionIdentity(NamedTuple):
@@ -19,30 +33,95 @@ class SessionIdentity(NamedTuple):
     agent_id: str
 
 
+def normalize_agent_id(raw: str) -> str:
+    """The agent id as the reference gateway normalizes it: `Main` is `main`, `my agent` is `my-agent`.
+
+    Trimmed; an id of letters, digits, `_` and `-` (64 at most, not starting with `_` or `-`) is
+    lowercased; any other is lowercased, each run of other characters becomes one `-`, leading and
+    trailing `-` go, and it is cut to 64 characters. What is left empty names the agent `main`.
+    """
+    if _CANONICAL_AGENT_ID.fullmatch(raw):  # the common case, already in normal form
+        return raw
+    trimmed = raw.strip(_EDGE_SPACE)
+    if not trimmed:
+        return DEFAULT_AGENT_ID
+    if _VALID_AGENT_ID.fullmatch(trimmed):
+        return trimmed.lower()
+    collapsed = _INVALID_AGENT_ID_RUN.sub("-", trimmed.lower()).lstrip("-").rstrip("-")
+    return collapsed[:MAX_AGENT_ID_LENGTH] or DEFAULT_AGENT_ID
+
+
+class _ParsedKey(NamedTuple):
+    agent_id: str  # normalized
+    rest: str  # as written, empty parts dropped
+
+
 def _parts(key: str) -> list[str]:
     return [part for part in key.strip().split(":") if part]
 
 
-def is_agent_qualified(key: str) -> bool:
-    """`agent:<id>:<rest...>`: at least three non-empty parts, the first being `agent`."""
+@functools.lru_cache(maxsize=65536)  # asked for every key of every record, watcher and wake
+def _parse(key: str) -> _ParsedKey | None:
+    """An agent-qualified key's agent id (normalized) and rest (as written), else None.
+
+    `agent:<id>:<rest>`: parts split on `:`, empty ones dropped, the first `agent` in any case, the
+    id not blank once trimmed, a rest.
+    """
     parts = _parts(key)
-    return len(parts) >= 3 and parts[0] == "agent"  # noqa: PLR2004 - agent, id, rest
+    if len(parts) < 3 or parts[0].lower() != "agent":  # noqa: PLR2004 - agent, id, rest
+        return None
+    written = parts[1].strip(_EDGE_SPACE)
+    if not written:
+        return None
+    return _ParsedKey(normalize_agent_id(written), ":".join(parts[2:]))
+
+
+def is_agent_qualified(key: str) -> bool:
+    """`agent:<id>:<rest>`: at least three non-empty parts, the first `agent` (any case), the id not blank."""
+    return _parse(key) is not None
 
 
 def agent_id_of(key: str) -> str | None:
-    """The agent id of an agent-qualified key, else None."""
+    """The agent id of an agent-qualified key, normalized (`agent:Main:x` is `main`), else None."""
+    parsed = _parse(key)
+    return parsed.agent_id if parsed is not None else None
+
+
+def is_subagent_key(key: str) -> bool:
+    """A key whose rest (after `agent:<id>:`) starts with `subagent:`, case-insensitively."""
+    parsed = _parse(key)
+    return parsed is not None and parsed.rest.lower().startswith("subagent:")
+
+
+def written_agent_id(key: str) -> str | None:
+    """The agent id as the key writes it, as stores kept it before agent ids were normalized.
+
+    The second part of `agent:<id>:<rest>` (`agent` in lower case, empty parts dropped), untouched:
+    `Main` in `agent:Main:x`. None for any other key.
+    """
     parts = _parts(key)
     return parts[1] if len(parts) >= 3 and parts[0] == "agent" else None  # noqa: PLR2004
 
 
-@functools.lru_cache(maxsize=65536)  # asked for every watcher of every notifying signal
-def is_subagent_key(key: str) -> bool:
-    """A key whose rest (after `agent:<id>:`) starts with `subagent:`, case-insensitively."""
-    parts = _parts(key)
-    if len(parts) < 3 or parts[0] != "agent":  # noqa: PLR2004
-        return False
-    rest = ":".join(parts[2:])
-    return rest.lower().startswith("subagent:")
+def stored_agent_id(key: str, agent_id: str) -> str:
+    """The agent id a stored `(key, agent id)` pair reads as.
+
+    Before agent ids were normalized, an agent-qualified key's agent id was stored as its second
+    part was written (`agent:Main:x` under `Main`); such a pair reads as that part normalized, the
+    key's agent now. A pair that was stored with an explicit agent id (a bare key) reads as stored.
+    """
+    if plainly_normal(agent_id) or written_agent_id(key) != agent_id:
+        return agent_id
+    return normalize_agent_id(agent_id)
+
+
+@functools.lru_cache(maxsize=1024)  # asked for every stored event read: a store holds few agent ids
+def plainly_normal(agent_id: str) -> bool:
+    """Whether the agent id is lowercase letters, digits, `_` and `-`, starting with a letter or digit.
+
+    Such an id is its own normal form (`normalize_agent_id` returns it unchanged).
+    """
+    return _CANONICAL_AGENT_ID.fullmatch(agent_id) is not None
 
 
 def key_problem(key: object) -> str | None:
@@ -55,7 +134,7 @@ def key_problem(key: object) -> str | None:
         return f"must be at most {MAX_KEY_LENGTH} characters"
     if has_control_character(key):
         return "must not contain control characters"
-    if key.strip().startswith(_AGENT_PREFIX) and not is_agent_qualified(key):
+    if key.strip().lower().startswith(_AGENT_PREFIX) and not is_agent_qualified(key):
         return "starts with 'agent:' but is not agent:<agentId>:<rest>"
     return None
 
@@ -70,9 +149,10 @@ def check_key(key: object, field: str = "session_key") -> str:
 
 
 def resolve_identity(key: object, agent_id: object = None, field: str = "session_key") -> SessionIdentity:
-    """Resolve `(key, agent_id)`: parsed from an agent-qualified key, explicit for a bare key.
+    """Resolve `(key, agent_id)`: parsed from an agent-qualified key (normalized), explicit for a bare key.
 
-    An explicit agent id that contradicts the one in an agent-qualified key is rejected.
+    The key is kept as written (trimmed). An explicit agent id given with an agent-qualified key
+    must normalize to the key's agent; a bare key's explicit agent id is kept as given.
     """
     if type(key) is str and (agent_id is None or type(agent_id) is str):
         return _resolved(key, agent_id, field)  # a pure function of hashable text: remembered
@@ -90,9 +170,11 @@ def _resolve(key: object, agent_id: object, field: str) -> SessionIdentity:
     parsed = agent_id_of(checked)
     if agent_id is not None:
         explicit = check_agent_id(agent_id)
-        if parsed is not None and parsed != explicit:
+        if parsed is None:
+            return SessionIdentity(checked, explicit)
+        if normalize_agent_id(explicit) != parsed:
             raise InvalidSignal("agent_id", f"{explicit!r} contradicts the key's agent {parsed!r}")
-        return SessionIdentity(checked, explicit)
+        return SessionIdentity(checked, parsed)
     if parsed is None:
         raise InvalidSignal("agent_id", f"a bare key ({checked!r}) needs an explicit agent id")
     return SessionIdentity(checked, parsed)

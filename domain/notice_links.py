@@ -14,6 +14,7 @@ import string
 from dataclasses import dataclass
 
 from sessionwatch.domain.errors import InvalidQuery
+from sessionwatch.domain.keys import agent_id_of
 from sessionwatch.domain.text import has_control_character
 
 PLACEHOLDERS = ("agent_id", "rest_path")
@@ -82,13 +83,14 @@ def _check_literal(literal: str) -> None:
 
 
 def key_segments(target_key: str) -> tuple[str, list[str]] | None:
-    """The agent id and the rest's segments of a key, or None when one of them is not a safe segment."""
+    """The agent id (normalized) and the rest's segments of a key, or None when one is not a safe segment."""
     parts = target_key.split(":")
-    if len(parts) < 3 or parts[0] != "agent":  # noqa: PLR2004 - agent, id, rest
+    agent = agent_id_of(target_key)
+    if agent is None or len(parts) < 3 or parts[0].lower() != "agent":  # noqa: PLR2004 - agent, id, rest
         return None
     if any(part in _UNSAFE_SEGMENTS for part in parts[1:]):
         return None
-    return parts[1], parts[2:]
+    return agent, parts[2:]
 
 
 @functools.lru_cache(maxsize=4096)  # drained notices name few targets, again and again

@@ -21,7 +21,7 @@ from typing import Final, Literal, NamedTuple, TypeAlias, assert_never
 
 from pydantic import BaseModel, ConfigDict
 
-from sessionwatch.domain.keys import SessionIdentity, agent_id_of, is_agent_qualified
+from sessionwatch.domain.keys import SessionIdentity, agent_id_of, is_agent_qualified, normalize_agent_id
 from sessionwatch.domain.messages import Command, Event
 from sessionwatch.domain.session import (
     SessionDeleted,
@@ -530,8 +530,8 @@ def is_cron_key(key: str) -> bool:
 
 
 def main_session_key(agent_id: str, main_key: str = DEFAULT_MAIN_KEY) -> str:
-    """An agent's main session key: `agent:<agentId>:<main_key>`."""
-    return f"agent:{agent_id}:{main_key}"
+    """An agent's main session key: `agent:<agentId>:<main_key>`, the agent id normalized."""
+    return f"agent:{normalize_agent_id(agent_id)}:{main_key}"
 
 
 def ambient_watcher(state: SessionState, main_key: str = DEFAULT_MAIN_KEY) -> str | None:

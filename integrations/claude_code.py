@@ -201,7 +201,9 @@ def _prompt_submitted(
 ) -> str | None:
     """Record the prompt if a person typed it; hand over (and acknowledge) the pending notices."""
     if classify_claude_code_hook_prompt(prompt, hook_input).origin.is_human:
-        watch.record_human_message(key, channel=CHANNEL, dedupe_key=_dedupe_key(hook_input))
+        watch.record_human_message(
+            key, channel=CHANNEL, dedupe_key=_dedupe_key(hook_input), session_id=str(hook_input["session_id"])
+        )
     shown = within_limit(watch.pending_notices(key))
     if not shown:
         return None

@@ -68,9 +68,10 @@ class WatchedSession:
     """An SDK `Session` that stores in `inner` and records the person's turns as `session_key`'s.
 
     Each user message the SDK adds (a run's input) is one `human_direct_message` through the
-    producer `record_human_message`, with `channel` and `actor`; tool outputs, model output and
-    other roles record nothing. When the messages come from another agent (a manager running this
-    session's agent as a tool), pass `actor=Actor.agent(manager_key)`: agent turns record nothing.
+    producer `record_human_message`, with `channel`, `actor` and the inner session's `session_id`;
+    tool outputs, model output and other roles record nothing. When the messages come from another
+    agent (a manager running this session's agent as a tool), pass `actor=Actor.agent(manager_key)`:
+    agent turns record nothing.
     A user message that `pop_item` removed and the SDK adds back (a retry) is not counted twice.
     Recording is best effort: it never fails the SDK's write. The SDK's run context reaches an
     inner session that asks for it (`wrapper=`), and the inner session's other attributes
@@ -120,7 +121,9 @@ class WatchedSession:
             if fingerprint in self._popped:
                 self._popped.remove(fingerprint)
                 continue
-            await self.watch.record_human_message(self.session_key, channel=self.channel, actor=self.actor)
+            await self.watch.record_human_message(
+                self.session_key, channel=self.channel, actor=self.actor, session_id=self.session_id
+            )
 
     async def pop_item(self, *, wrapper: RunContextWrapper[Any] | None = None) -> TResponseInputItem | None:
         """Remove and return the inner session's latest item; a popped user message is remembered."""

@@ -45,13 +45,15 @@ _CRON_GROUP: Identity = ("agent:main:cron:nightly:group:7", "main")
 
 _TARGETS: tuple[Identity, ...] = (
     ("agent:main:worker", "main"),
+    ("agent:Ops:Worker", "ops"),  # a key that writes its agent id capitalized: agent ops's session
     _GROUP,
     _CRON_GROUP,
     ("agent:main:subagent:child", "main"),
     ("global", "main"),
     ("global", "ops"),
 )
-"""Watched sessions; the two `global`s differ only by agent id and must never mix."""
+"""Watched sessions; the two `global`s differ only by agent id and must never mix; `agent:Ops:Worker`
+is agent `ops`'s (its agent id normalized), a session of its own beside any `agent:ops:worker`."""
 
 _OUTSIDER = "agent:research:outsider"
 """An agent that is never upserted: it may hold a seeded cursor, the sweep must skip it."""
@@ -335,7 +337,10 @@ class SessionWatchMachine(RuleBasedStateMachine):
     def record_session_created(
         self, session: Identity, actor: Actor, session_id: str | None, internal: bool
     ) -> None:
-        """A reported creation: log-only, it wakes nobody; maybe listed on the main session's digest."""
+        """A reported creation: registered (a watcher the sweep finds), log-only, it wakes nobody.
+
+        With `notify_on_create`, the key may be listed on its agent's main session's digest.
+        """
         key, agent = session
         before = self.stored()
         self.waker.take()
@@ -352,6 +357,8 @@ class SessionWatchMachine(RuleBasedStateMachine):
             _require(signal.sequence > self.last_sequence, "a creation takes the next sequence")
             self.last_sequence = signal.sequence
             self.model.create(session, signal.sequence, actor, dedupe=dedupe, internal=internal)
+        self.model.known.add(session)
+        self.model.registered.add(session)
         _expect(self.stored(), before, "cursors after a created signal")
         _expect(self.waker.take(), [], "wakes after a created signal")
 

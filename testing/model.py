@@ -5,6 +5,7 @@ It never calls sessionwatch's domain functions, so a bug there cannot hide in th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import TypeAlias
 
@@ -30,12 +31,23 @@ DIGEST_HEADER = "Recent session creations (bounded summary; older entries may be
 """The first line of a creation digest."""
 
 _QUALIFIED_PARTS = 3  # agent, id, rest
+_LONGEST_AGENT_ID = 64
 
 
 def agent_of(key: str) -> str | None:
-    """The agent id of an agent-qualified key `agent:<id>:<rest>`, else None."""
+    """The agent id of an agent-qualified key `agent:<id>:<rest>` (`agent` in any case), else None.
+
+    The id as the gateway normalizes it: trimmed and lowercased; one of letters, digits, `_`, `-`
+    that starts with a letter or digit, at most 64, is kept; in any other, each run of other
+    characters is one `-`, dashes at either end go, 64 characters are kept; nothing left is `main`.
+    """
     parts = [part for part in key.strip().split(":") if part]
-    return parts[1] if len(parts) >= _QUALIFIED_PARTS and parts[0] == "agent" else None
+    if len(parts) < _QUALIFIED_PARTS or parts[0].lower() != "agent" or not parts[1].strip():
+        return None
+    written = parts[1].strip().lower()
+    if re.fullmatch(r"[a-z0-9][a-z0-9_-]*", written) and len(written) <= _LONGEST_AGENT_ID:
+        return written
+    return re.sub(r"[^a-z0-9_-]+", "-", written).strip("-")[:_LONGEST_AGENT_ID] or "main"
 
 
 def identity_of_watcher(key: str) -> Identity | None:

@@ -22,6 +22,14 @@ T = TypeVar("T")
 AGENT_IDS = ("main", "ops", "research")
 """Agent ids; each is a valid explicit id (no ':', no spaces)."""
 
+WRITTEN_AGENT_IDS = {
+    "main": ("main", "Main", " main "),
+    "ops": ("ops", "OPS"),
+    "research": ("research", "Research"),
+}
+"""How a key may write each agent id: any case, padded; each is normalized to the id itself."""
+_WRITTEN_OWNERS = {written: owner for owner, writings in WRITTEN_AGENT_IDS.items() for written in writings}
+
 _RESTS = (
     "main",
     "worker-1",
@@ -40,7 +48,7 @@ SUBAGENT_KEYS = (
 )
 """Agent-qualified subagent keys: never woken, they see their notices on their next turn."""
 
-BARE_KEYS = ("global", "cron:nightly", "hook:deploy", "Agent:not-qualified")
+BARE_KEYS = ("global", "cron:nightly", "hook:deploy", "agents:not-qualified")
 """Keys that are not agent-qualified; each needs an explicit agent id."""
 
 SESSION_KINDS = ("main", "group", "cron", "hook", "node", "other")
@@ -99,9 +107,13 @@ class SessionRef:
 
 @st.composite
 def agent_qualified_refs(draw: st.DrawFn) -> SessionRef:
-    """`agent:<id>:<rest>` keys, subagent keys included; sometimes padded, sometimes with the id repeated."""
+    """`agent:<id>:<rest>` keys, subagent keys included; sometimes padded, sometimes with the id repeated.
+
+    The id is sometimes written in another case or padded: the key stays as written, its agent id is
+    the normalized one.
+    """
     owner = draw(st.sampled_from(AGENT_IDS))
-    key = f"agent:{owner}:{draw(st.sampled_from(_RESTS))}"
+    key = f"agent:{draw(st.sampled_from(WRITTEN_AGENT_IDS[owner]))}:{draw(st.sampled_from(_RESTS))}"
     if draw(st.booleans()):
         key = f" {key} "  # keys are trimmed: same identity
     explicit = owner if draw(st.booleans()) else None  # an id that agrees with the key is allowed
@@ -285,7 +297,8 @@ def signal_inputs(draw: st.DrawFn, refs: st.SearchStrategy[SessionRef] | None = 
 
 
 def owner_of(item: SignalInput) -> str:
-    """The agent id owning the input's session: explicit, else parsed from `agent:<id>:...`."""
+    """The agent id owning the input's session: explicit, else the one `agent:<id>:...` writes."""
     if item.agent_id is not None:
         return item.agent_id
-    return item.session_key.strip().split(":")[1]
+    written = item.session_key.strip().split(":")[1]
+    return _WRITTEN_OWNERS.get(written, written)

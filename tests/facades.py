@@ -110,3 +110,22 @@ def use_facade(facade: str, monkeypatch: Any) -> None:
     """Make `sessionwatch.open` open the named façade for the rest of the test."""
     if facade == "async":
         monkeypatch.setattr(sessionwatch, "open", open_blocking)
+
+
+def back_to_back(watch: Any, *calls: Callable[[Any], Any]) -> list[Any]:
+    """Make the calls one right after another, nothing awaited between them; their answers, in order.
+
+    Through the asyncio façade they run in one coroutine on its loop, each awaited as a host awaits
+    it, without waiting for what the call before left running in the background: what one call
+    answers must already hold for the next. Through the sync façade they are plain calls in turn.
+    """
+    if not isinstance(watch, BlockingWatch):
+        return [call(watch) for call in calls]
+
+    async def in_turn() -> list[Any]:
+        return [await call(watch.facade) for call in calls]
+
+    try:
+        return on_loop(in_turn())
+    finally:
+        on_loop(watch.facade.settled())

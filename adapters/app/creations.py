@@ -1,6 +1,7 @@
 """The `created` producer (ADR-0047); the digest's notices live in `digests`.
 
-`record_session_created` records a log-only `created` signal on the new session. With
+`record_session_created` registers the new session (with its session id, so the restart sweep
+finds it as an existing watcher) and records a log-only `created` signal on it. With
 `notify_on_create`, the same transaction notes the created key on its agent's main session's
 digest (never the main session's own creation, never a key the host marks internal): one bounded
 notice that the main session's next `drain` returns and acknowledges. The digest is queue-only: it
@@ -13,9 +14,10 @@ from sessionwatch.adapters.app.checks import check_actor
 from sessionwatch.adapters.app.core import Core, Done, Work, wakes_of
 from sessionwatch.adapters.app.recording import RECORD, Recorded, record_in
 from sessionwatch.adapters.stores.port import WriteTransaction
-from sessionwatch.domain import digest
-from sessionwatch.domain.keys import SessionIdentity, resolve_identity
+from sessionwatch.domain import digest, session
+from sessionwatch.domain.keys import resolve_identity
 from sessionwatch.domain.recording import check_signal
+from sessionwatch.domain.session import UpsertSession
 from sessionwatch.domain.signals import CREATED_SUMMARY, SignalKind, check_optional_text, created_dedupe_key
 from sessionwatch.projections.models import Signal
 
@@ -29,7 +31,7 @@ def session_created(
     agent_id: object = None,
     internal: bool = False,
 ) -> Work[Recorded, Signal]:
-    """A session was created: `created` on it (log only), and, when asked, a note on the main digest.
+    """A session was created: registered, `created` on it (log only), when asked a note on the digest.
 
     The dedupe key is `created:<agentId>:<sessionKey>:<sessionId>` (the last part empty without a
     session id): recording the same creation again answers with the retained signal, notes nothing.
@@ -49,9 +51,16 @@ def session_created(
         now=core.clock.now(),
     )
     noting = core.notify_on_create and not internal
-    main = SessionIdentity(core.main_session_of(identity.agent_id), identity.agent_id)
+    main = resolve_identity(core.main_session_of(identity.agent_id))  # its agent id normalized
+
+    registration = UpsertSession(
+        session_key=identity.session_key, agent_id=identity.agent_id, session_id=checked_session_id
+    )
 
     def run(tx: WriteTransaction) -> Recorded:
+        registered = session.decide(registration, tx.session(identity))  # none for a repeated one
+        if registered:
+            tx.append(identity, registered)
         recorded = record_in(tx, created)
         event, _, now = recorded
         if now and noting:

@@ -3,8 +3,10 @@
 Writes go to the writer thread, which commits together what many coroutines submitted; a caller's
 coroutine resumes only once its own write is durable. What follows the commit runs on the loop:
 the result, the wakes (an async waker as a task on the loop, a sync one on a thread of its own,
-never awaited by the write that opened the notice), and a prune when one is due. Reads run on a
-small pool of threads: no store call ever runs on the loop's thread.
+never awaited by the write that opened the notice), and a prune when one is due. A record is
+answered once the prune it made due has run, as the sync façade answers it: the caller's next call
+finds the store that prune left. Reads run on a small pool of threads: no store call ever runs on
+the loop's thread.
 
 A write submitted is not taken back: cancelling the coroutine that awaits it leaves the write to
 commit or fail as a whole, and its wakes are still published. A write not yet submitted (a
@@ -63,8 +65,9 @@ class LoopScheduler:
         self._wakes = ThreadPoolExecutor(1, thread_name_prefix="sessionwatch-waker")  # sync wakers, in order
         self._async_waker = is_async_waker(core.waker)
         self._tasks: set[asyncio.Future[Any]] = set()  # wakes and prunes in flight
-        self._pruning = False  # a prune check (or prune) started after a record is in flight
+        self._pruning: asyncio.Future[None] | None = None  # the prune check (or prune) after a record
         self._recorded = False  # a write of the batch being finished recorded signals
+        self._held: list[Callable[[], None]] = []  # its answers, given once its prune check is done
         self._committed = 0.0  # when the batch being finished committed (with telemetry on)
         self.closed = False
         if core.coalescer is not None:  # trailing wakes: checked on the writer thread, sent from the loop
@@ -125,7 +128,8 @@ class LoopScheduler:
         call_each(settled)
         if self._recorded:
             self._recorded = False
-            self._prune_after_record()
+            held, self._held = self._held, []
+            self._prune_after_record(held)
 
     def _finish(
         self,
@@ -136,7 +140,8 @@ class LoopScheduler:
     ) -> None:
         """On the loop, after the commit: the result, the wakes, a due prune (even if nobody waits now).
 
-        `answer` gets the work's value, or with `await_wakes` the value and the watchers woken.
+        `answer` gets the work's value, or with `await_wakes` the value and the watchers woken. A
+        write that recorded is answered after the batch's prune check (`_prune_after_record`).
         """
         ok, value = outcome
         if not ok:
@@ -149,29 +154,32 @@ class LoopScheduler:
             if not answer.done():
                 answer.set_exception(exc)
             return
+        owed = self._core.coalesced(result.wakes) if result.wakes else ()
+        if await_wakes:
+            woken: asyncio.Future[list[str]] | None = self._track(self._publish(owed))
+        else:
+            self.publish_in_background(owed)
+            woken = None
+        give = functools.partial(_answer_after, answer, result.value, woken)
         if result.recorded:
             self._recorded = True  # the batch's prune check follows its last outcome
-        owed = self._core.coalesced(result.wakes) if result.wakes else ()
-        if not await_wakes:
-            self.publish_in_background(owed)
-            _answer(answer, result.value)
-            return
+            self._held.append(give)
+        else:
+            give()
 
-        def woken(wakes: asyncio.Future[list[str]]) -> None:
-            _answer(answer, (result.value, wakes.result()))
-
-        self._track(self._publish(owed)).add_done_callback(woken)
-
-    def _prune_after_record(self) -> None:
-        """Start a prune check when this process's timer says one may be due; one at a time.
+    def _prune_after_record(self, held: list[Callable[[], None]]) -> None:
+        """Answer the batch's records once the prune they made due has run (or none was due).
 
         The timer is read on the loop (no store call); whether another process pruned meanwhile is
-        read off it. A write `aclose` finished starts none: the next open prunes if due.
+        read off it. One prune check at a time: a batch committed while one runs is answered after
+        it. A write `aclose` finished starts none: the next open prunes if due.
         """
-        if self._pruning or self.closed or not maintenance.prune_timer_due(self._core):
+        if self._pruning is None and (self.closed or not maintenance.prune_timer_due(self._core)):
+            call_all(held)
             return
-        self._pruning = True
-        self._track(self._prune_if_due())
+        if self._pruning is None:
+            self._pruning = self._track(self._prune_if_due())
+        self._pruning.add_done_callback(lambda _: call_all(held))
 
     async def _prune_if_due(self) -> None:
         try:
@@ -181,7 +189,7 @@ class LoopScheduler:
         except Exception as exc:  # noqa: BLE001 - the record is committed; pruning retries next time
             logger.warning("sessionwatch: prune failed (error=%s)", type(exc).__name__)
         finally:
-            self._pruning = False
+            self._pruning = None
 
     # ------------------------------------------------------------------------------- wakes
 
@@ -337,3 +345,19 @@ def _answer(answer: asyncio.Future[Any], value: object) -> None:
     """Answer the awaiting coroutine, unless it was cancelled meanwhile."""
     if not answer.done():
         answer.set_result(value)
+
+
+def _answer_after(
+    answer: asyncio.Future[Any], value: object, woken: asyncio.Future[list[str]] | None
+) -> None:
+    """Answer with `value`, or once `woken` is done with `value` and the watchers its wakes reached."""
+    if woken is None:
+        _answer(answer, value)
+    else:
+        woken.add_done_callback(lambda wakes: _answer(answer, (value, wakes.result())))
+
+
+def call_all(answers: list[Callable[[], None]]) -> None:
+    """Give each held answer, in order."""
+    for give in answers:
+        give()

@@ -317,11 +317,13 @@ def human_message(
     occurred_at: object = None,
     dedupe_key: object = None,
     agent_id: object = None,
+    session_id: object = None,
 ) -> Work[tuple[SignalRecorded | None, list[MaterialSignalSeen], bool], Signal | None]:
     """A human turn straight into a session; agents, the system and unwatched sessions record nothing.
 
     A human's turn into a group session first makes its agent's main session an ambient watcher of
     it (`watch_ambiently`), so such a turn is always recorded and reaches that main session.
+    `session_id` is the session's incarnation when the host knows it: the signal carries it.
     """
     who = Actor.human() if actor is None else check_actor(actor)
     turn = check_signal(
@@ -332,6 +334,7 @@ def human_message(
         actor_id=who.actor_id,
         summary=human_message_summary(channel),
         run_id=run_id,
+        session_id=session_id,
         occurred_at=occurred_at,
         dedupe_key=dedupe_key,
         now=core.clock.now(),
@@ -378,9 +381,18 @@ def watch_ambiently(core: Core, tx: WriteTransaction, identity: SessionIdentity)
 
 
 def goal_changed(
-    core: Core, key: object, *, summary: object, actor: object = None, agent_id: object = None
+    core: Core,
+    key: object,
+    *,
+    summary: object,
+    actor: object = None,
+    agent_id: object = None,
+    session_id: object = None,
 ) -> Work[Recorded, Signal]:
-    """The session's goal was created, updated or cleared; always recorded, the spawn edge notified."""
+    """The session's goal was created, updated or cleared; always recorded, the spawn edge notified.
+
+    `session_id` is the session's incarnation when the host knows it: the signal carries it.
+    """
     who = Actor.system() if actor is None else check_actor(actor)
     goal = check_signal(
         session_key=key,
@@ -389,6 +401,7 @@ def goal_changed(
         actor_type=who.actor_type,
         actor_id=who.actor_id,
         summary=summary,
+        session_id=session_id,
         now=core.clock.now(),
     )
     return record(goal, spawn_edge=True)

@@ -256,8 +256,12 @@ class SessionWatch:
         occurred_at: datetime | float | None = None,
         dedupe_key: str | None = None,
         agent_id: str | None = None,
+        session_id: str | None = None,
     ) -> Signal | None:
-        """A human turn straight into a session; agents, the system and unwatched sessions record nothing."""
+        """A human turn straight into a session; agents, the system and unwatched sessions record nothing.
+
+        `session_id`, the session's incarnation when the host knows it, is carried by the signal.
+        """
         return recording.best_effort(
             self._scheduler,
             key,
@@ -271,18 +275,27 @@ class SessionWatch:
                 occurred_at=occurred_at,
                 dedupe_key=dedupe_key,
                 agent_id=agent_id,
+                session_id=session_id,
             ),
         )
 
     def record_goal_changed(
-        self, key: str, *, summary: str, actor: Actor | None = None, agent_id: str | None = None
+        self,
+        key: str,
+        *,
+        summary: str,
+        actor: Actor | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
     ) -> Signal | None:
-        """The session's goal was created, updated or cleared; always recorded."""
+        """The session's goal was created, updated or cleared; always recorded, with `session_id` if given."""
         return recording.best_effort(
             self._scheduler,
             key,
             SignalKind.GOAL_CHANGED,
-            lambda: recording.goal_changed(self._core, key, summary=summary, actor=actor, agent_id=agent_id),
+            lambda: recording.goal_changed(
+                self._core, key, summary=summary, actor=actor, agent_id=agent_id, session_id=session_id
+            ),
         )
 
     def record_spawn(

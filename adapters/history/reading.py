@@ -30,7 +30,7 @@ from sessionwatch.adapters.stores.mapper import (
 from sessionwatch.domain.digest import CreationNoted, DigestDrained
 from sessionwatch.domain.errors import InvalidSignal
 from sessionwatch.domain.events import DomainEvent
-from sessionwatch.domain.keys import SessionIdentity
+from sessionwatch.domain.keys import SessionIdentity, stored_agent_id, written_agent_id
 from sessionwatch.domain.recording import check_recorded
 from sessionwatch.domain.retention import SignalsPruned
 from sessionwatch.domain.session import (
@@ -86,6 +86,33 @@ def _expected_stream(event: DomainEvent) -> UUID:
             return digest_stream_id(SessionIdentity(event.session_key, event.agent_id))
         case _:
             assert_never(event)
+
+
+def _stream_as_written(event: DomainEvent) -> UUID | None:
+    """The stream an older store wrote `event` on, if not the one its session's identity names now.
+
+    Before agent ids were normalized, a store named a session by the agent id its key writes
+    (`agent:Main:x` under `Main`), which reads as another now (ADR-0055); else None.
+    """
+    match event:
+        case WatchRegistered() | WatchPromoted() | NoticeAcknowledged() | WatchRemoved():
+            written = written_agent_id(event.target_key)
+            if written is None or written == event.target_agent_id:
+                return None
+            if stored_agent_id(event.target_key, written) != event.target_agent_id:
+                return None
+            return cursor_stream_id(event.key._replace(target_agent_id=written))
+        case NoticesSwept() | SignalsPruned():
+            return None
+        case _:
+            written = written_agent_id(event.session_key)
+            if (
+                written is None
+                or written == event.agent_id
+                or stored_agent_id(event.session_key, written) != event.agent_id
+            ):
+                return None
+            return _expected_stream(event.model_copy(update={"agent_id": written}))
 
 
 def _highest_sequence(event: DomainEvent) -> int:
@@ -348,7 +375,7 @@ class Reader:
 
     def _place(self, number: int, stream: UUID, version: int, event: DomainEvent) -> None:
         expected = _expected_stream(event)
-        if stream != expected:
+        if stream != expected and stream != _stream_as_written(event):
             raise HistoryError(
                 f"a {event.type} event belongs on stream {expected}, not {stream}", line=number
             )
@@ -408,10 +435,14 @@ class Reader:
 
 def _check_model(model: ReadModel, header: Header) -> None:
     """The fold must be loadable: a version for every row's stream."""
-    rows = [(i, session_stream_id(i), "the stream of session") for i in sorted(model.sessions)]
-    rows += [(i, link_stream_id(i), "the upstream link stream of") for i in sorted(model.links)]
-    for identity, stream, what in rows:
-        if header.streams.get(stream, 0) < 1:
+    rows = [(i, session_stream_id, "the stream of session") for i in sorted(model.sessions)]
+    rows += [(i, link_stream_id, "the upstream link stream of") for i in sorted(model.links)]
+    for identity, stream_of, what in rows:
+        streams = [stream_of(identity)]
+        written = written_agent_id(identity.session_key)
+        if written is not None and stored_agent_id(identity.session_key, written) == identity.agent_id:
+            streams.append(stream_of(identity._replace(agent_id=written)))  # as an older store named it
+        if all(header.streams.get(stream, 0) < 1 for stream in streams):
             raise HistoryError(
                 f"the header lists no version for {what} {identity.session_key!r}"
                 f" (agent {identity.agent_id!r})",

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator
-from typing import Any, Final, TypeAlias
+from dataclasses import replace
+from typing import Any, Final, TypeAlias, TypeVar
 from uuid import UUID, uuid5
 
 import orjson
 from eventsourcing.persistence import ApplicationRecorder, StoredEvent
 
-from sessionwatch.domain.digest import CreationNoted, DigestDrained
+from sessionwatch.domain.digest import CreationNoted, DigestDrained, DigestState
 from sessionwatch.domain.events import DomainEvent
-from sessionwatch.domain.keys import SessionIdentity
+from sessionwatch.domain.keys import SessionIdentity, plainly_normal, stored_agent_id
 from sessionwatch.domain.retention import SignalsPruned
 from sessionwatch.domain.session import (
     SessionDeleted,
@@ -25,9 +26,15 @@ from sessionwatch.domain.session import (
     SessionUpserted,
     SignalRecorded,
 )
-from sessionwatch.domain.upstream import UpstreamLinked, UpstreamMarkerAdvanced, UpstreamUnlinked
+from sessionwatch.domain.upstream import (
+    UpstreamLinked,
+    UpstreamLinkState,
+    UpstreamMarkerAdvanced,
+    UpstreamUnlinked,
+)
 from sessionwatch.domain.watch_cursor import (
     CursorKey,
+    CursorState,
     NoticeAcknowledged,
     NoticesSwept,
     WatchPromoted,
@@ -84,6 +91,41 @@ UPCASTERS: Final[dict[str, tuple[str, Callable[[Body], Body]]]] = {
     ),
 }
 """Older stored names: the name they are read as now and how their body becomes that shape."""
+
+_WITH_SESSION: Final = (
+    SessionUpserted,
+    SessionMetaUpdated,
+    SignalRecorded,
+    SessionReset,
+    SessionDeleted,
+    UpstreamLinked,
+    UpstreamMarkerAdvanced,
+    UpstreamUnlinked,
+    CreationNoted,
+    DigestDrained,
+)
+"""The stored events that name a session by `session_key` and `agent_id`."""
+_WITH_TARGET: Final = (WatchRegistered, WatchPromoted, NoticeAcknowledged, WatchRemoved)
+"""The stored events that name their cursor's target by `target_key` and `target_agent_id`."""
+
+_Owned = TypeVar(
+    "_Owned",
+    SessionUpserted,
+    SessionMetaUpdated,
+    SignalRecorded,
+    SessionReset,
+    SessionDeleted,
+    UpstreamLinked,
+    UpstreamMarkerAdvanced,
+    UpstreamUnlinked,
+    CreationNoted,
+    DigestDrained,
+    UpstreamLinkState,
+    DigestState,
+)
+_Targeting = TypeVar(
+    "_Targeting", WatchRegistered, WatchPromoted, NoticeAcknowledged, WatchRemoved, CursorState
+)
 
 CHECKPOINT_TOPICS: Final = (
     "store.pruned.v1",
@@ -155,7 +197,7 @@ def decode(topic: str, state: bytes) -> DomainEvent:
     cls = EVENT_TYPES.get(topic)
     if cls is not None:  # the current shape: validated straight from the JSON bytes
         event: DomainEvent = cls.__pydantic_validator__.validate_json(state)
-        return event
+        return with_current_agent_ids(event)
     return decode_body(topic, orjson.loads(state))
 
 
@@ -164,7 +206,7 @@ def decode_body(topic: str, body: Body) -> DomainEvent:
     cls = EVENT_TYPES.get(topic)
     if cls is not None:
         event: DomainEvent = cls.__pydantic_validator__.validate_python(body)
-        return event
+        return with_current_agent_ids(event)
     if topic not in UPCASTERS:
         raise UnknownStoredEvent(f"unknown stored event type {topic!r}")
     while topic in UPCASTERS:
@@ -173,7 +215,52 @@ def decode_body(topic: str, body: Body) -> DomainEvent:
     cls = EVENT_TYPES.get(topic)
     if cls is None:
         raise UnknownStoredEvent(f"unknown stored event type {topic!r}")
-    return cls.model_validate(body)
+    return with_current_agent_ids(cls.model_validate(body))
+
+
+def with_current_agent_ids(event: DomainEvent) -> DomainEvent:
+    """The event with the session identities it names read as they are named now (ADR-0055).
+
+    An event stored before agent ids were normalized carries an agent-qualified key's agent id as
+    it was written (`agent:Main:x` under `Main`); it reads under the normalized id (`main`), so
+    the session it names is the one a call with that key reaches now. No newer write stores such a
+    pair, so the rewrite is keyed by content, not by a stored name, and leaves every other event
+    as it is (the same object).
+    """
+    read = _READ_AS_NOW.get(type(event))
+    return event if read is None else read(event)
+
+
+def _session_now(value: _Owned) -> _Owned:
+    if plainly_normal(value.agent_id):  # every event this version writes
+        return value
+    agent = stored_agent_id(value.session_key, value.agent_id)
+    return value if agent == value.agent_id else value.model_copy(update={"agent_id": agent})
+
+
+def _target_now(event: _Targeting) -> _Targeting:
+    if plainly_normal(event.target_agent_id):
+        return event
+    agent = stored_agent_id(event.target_key, event.target_agent_id)
+    return event if agent == event.target_agent_id else event.model_copy(update={"target_agent_id": agent})
+
+
+def _checkpoint_now(event: SignalsPruned) -> SignalsPruned:
+    """A prune checkpoint with every session, cursor, link and digest under its current identity."""
+    sessions = tuple(
+        replace(s, agent_id=agent)
+        if (agent := stored_agent_id(s.session_key, s.agent_id)) != s.agent_id
+        else s
+        for s in event.sessions
+    )
+    cursors = tuple(_target_now(cursor) for cursor in event.cursors)
+    links = tuple(_session_now(link) for link in event.links)
+    digests = tuple(_session_now(held) for held in event.digests)
+    if (sessions, cursors, links, digests) == (event.sessions, event.cursors, event.links, event.digests):
+        return event
+    return event.model_copy(
+        update={"sessions": sessions, "cursors": cursors, "links": links, "digests": digests}
+    )
 
 
 def replay(recorder: ApplicationRecorder, page_size: int = 1000) -> Iterator[DomainEvent]:
@@ -193,3 +280,11 @@ def to_stored(stream_id: UUID, version: int, event: DomainEvent) -> StoredEvent:
     return StoredEvent(
         originator_id=stream_id, originator_version=version, topic=event.type, state=encode(event)
     )
+
+
+_READ_AS_NOW: Final[dict[type, Callable[[Any], Any]]] = {
+    **dict.fromkeys(_WITH_SESSION, _session_now),
+    **dict.fromkeys(_WITH_TARGET, _target_now),
+    SignalsPruned: _checkpoint_now,
+}
+"""How each stored event type that names a session identity is read as it is named now."""

@@ -37,6 +37,7 @@ from sessionwatch.domain.tools.session_keys import (
     unknown_session_key_message,
 )
 from sessionwatch.domain.tools.visibility import (
+    Access,
     EffectiveVisibility,
     check_access,
     effective_visibility,
@@ -334,10 +335,16 @@ class ToolsCore:
         self, action: Literal["list", "history", "send", "status"], caller: Caller, target: SessionIdentity
     ) -> str | None:
         """The refusal text of `action` on the target, or None when allowed."""
-        verdict = check_access(
+        verdict = self.verdict(action, caller, target)
+        return None if verdict.allowed else verdict.error
+
+    def verdict(
+        self, action: Literal["list", "history", "send", "status"], caller: Caller, target: SessionIdentity
+    ) -> Access:
+        """The access check of `action` on the target, with the rule that refused it."""
+        return check_access(
             action, caller.identity, target, caller.visibility, self.config.a2a, caller.subtree
         )
-        return None if verdict.allowed else verdict.error
 
     # ------------------------------------------------------------------------------ derivations
 

@@ -111,21 +111,26 @@ def _target(core: ToolsCore, caller: Caller, registry: Registry, params: Params)
 def _checked_target(
     core: ToolsCore, caller: Caller, registry: Registry, params: Params, *, waited: bool
 ) -> SessionIdentity:
-    """The target after the checks: resolution, self (waited), access, then thread-scoped.
+    """The target after the checks: resolution, self (waited), visibility, thread-scoped, agent-to-agent.
 
-    A refusal echoes only the `sessionKey` the caller passed (none for a label or an `agentId`),
-    never the key it resolved to, and the access check runs before the thread check, so that a
-    session outside the caller's visibility is never described, not even as a thread session.
+    A session outside the caller's visibility is refused for visibility before anything else is said
+    of it. The thread refusal comes before the agent-to-agent policy. A refusal echoes the
+    `sessionKey` the caller passed, never the key an id resolved to; a target named by `label`
+    (no `sessionKey`) is named in the thread refusal only when the caller may message its agent.
     """
     target = _target(core, caller, registry, params)
     echoed = params.text("session_key")
     if waited and caller.has_session and target == caller.identity:
         raise _Failure("error", SEND_SELF_TARGET_ERROR, echoed)
-    refusal = core.access("send", caller, target)
-    if refusal is not None:
-        raise _Failure("forbidden", refusal, echoed)
+    verdict = core.verdict("send", caller, target)
+    if not verdict.allowed and not verdict.agent_to_agent:
+        raise _Failure("forbidden", verdict.error or "", echoed)
     if is_thread_session_key(target.session_key):
-        raise _Failure("error", SEND_THREAD_TARGET_ERROR, echoed)
+        by_label = echoed is None and params.text("label") is not None
+        named = target.session_key if by_label and verdict.allowed else echoed
+        raise _Failure("error", SEND_THREAD_TARGET_ERROR, named)
+    if not verdict.allowed:
+        raise _Failure("forbidden", verdict.error or "", echoed)
     return target
 
 

@@ -98,12 +98,17 @@ class A2APolicy(BaseModel):
 
 
 class Access(BaseModel):
-    """The outcome of one access check: allowed, or the exact refusal text."""
+    """The outcome of one access check: allowed, or the exact refusal text.
+
+    `agent_to_agent` marks a refusal by the agent-to-agent policy (rules 4 and 5): the target is
+    within the visibility mode, another agent's, and the policy does not admit the pair.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     allowed: bool
     error: str | None = None
+    agent_to_agent: bool = False
 
 
 ALLOWED: Final = Access(allowed=True)
@@ -169,9 +174,10 @@ def check_access(  # noqa: PLR0917 - the positional signature of the visibility 
                 "Set tools.sessions.visibility=all to allow cross-agent access."
             )
         if not a2a.enabled:  # 4
-            return _denied(_A2A_DISABLED[action])
+            return Access(allowed=False, error=_A2A_DISABLED[action], agent_to_agent=True)
         if not a2a.allows(requester_agent, target_agent):  # 5
-            return _denied(f"Agent-to-agent {_A2A_NOUN[action]} denied by tools.agentToAgent.allow.")
+            error = f"Agent-to-agent {_A2A_NOUN[action]} denied by tools.agentToAgent.allow."
+            return Access(allowed=False, error=error, agent_to_agent=True)
         return ALLOWED  # 6
     if mode == "self":  # 7
         return _denied(

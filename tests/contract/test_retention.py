@@ -7,6 +7,7 @@ it stamps each affected session's prune watermark, never lowers a head, expires 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import stat
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 from auditing import assert_audit_clean
+from facades import back_to_back
 from pydantic import ValidationError
 from stores import FILE_STORES, fresh_store_url
 
@@ -638,6 +640,33 @@ def test_record_many_prunes_after_its_batch_when_due(open_with: Opener, clock: F
     recorded = watch.record_many(batch)
 
     assert retained(watch, WORKER) == [s.sequence for s in recorded[-2:]]
+
+
+def _status_since(watch: Any, *, since: int) -> Any:
+    return watch.session_status(WORKER, changes_since=since)
+
+
+def test_the_call_right_after_a_record_that_made_a_prune_due_sees_that_prune(
+    open_with: Opener, clock: FakeClock
+) -> None:
+    """A record answers once the prune it made due has run, so the very next call sees its gap.
+
+    Through either façade, every time: the status that follows the record, with nothing awaited in
+    between, reports the history gap the prune left (a prune still running behind the answer would
+    be seen by that status only sometimes, hence the repetitions).
+    """
+    watch = open_with(Retention(max_signals=1))
+    for _ in range(25):
+        older = goal(watch)  # within the hour after the last prune: no prune follows it
+        clock.advance(minutes=61)
+        since = older.sequence - 1
+        newer, status = back_to_back(
+            watch,
+            lambda w: w.record(WORKER, kind="goal_changed", actor=Actor.system(), summary="goal updated"),
+            functools.partial(_status_since, since=since),
+        )
+        assert status.state_changes.history_gap is True
+        assert [change.sequence for change in status.state_changes.events] == [newer.sequence]
 
 
 def test_the_throttle_counts_from_opening_a_never_pruned_store(open_with: Opener, clock: FakeClock) -> None:

@@ -91,6 +91,24 @@ def test_a_created_signal_is_log_only_it_opens_no_notice_and_wakes_nobody(
     ]
 
 
+def test_a_created_session_is_registered_so_the_restart_sweep_wakes_it_as_a_watcher(
+    store_url: str, clock: FakeClock, waker: ProbingWaker
+) -> None:
+    """A creation registers the session with its session id: the sweep finds it as an existing watcher."""
+    with sessionwatch.open(store_url, clock=clock, waker=waker) as watch:
+        create(watch, COORDINATOR, "s-1")
+        entry = watch.registry_entry(COORDINATOR)
+        assert entry is not None
+        assert entry.session_id == "s-1"
+        assert watch.watch(COORDINATOR, CHILD)
+        watch.record(CHILD, kind=SignalKind.GOAL_CHANGED, actor=Actor.human(), summary="goal updated")
+        waker.calls.clear()
+        report = watch.sweep()
+        assert (report.republished, report.skipped_missing_watchers) == (1, 0)
+        assert report.woken == (COORDINATOR,)
+        assert waker.calls == [(COORDINATOR, f"session-state:{CHILD}")]
+
+
 def test_without_notify_on_create_a_creation_leaves_no_digest(watch: SessionWatch) -> None:
     create(watch, CHILD)
     assert watch.pending_notices(MAIN) == []

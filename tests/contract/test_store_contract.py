@@ -737,6 +737,17 @@ def test_a_human_message_occurred_at_is_clamped(watch: SessionWatch, clock: Fake
     assert signal.occurred_at == clock.now() - timedelta(hours=24)
 
 
+def test_a_human_message_carries_the_session_id_the_host_gives(watch: SessionWatch) -> None:
+    spawned_child(watch)
+    signal = watch.record_human_message(CHILD, channel="telegram", session_id="s-7")
+    assert signal is not None
+    assert signal.session_id == "s-7"
+    assert watch.registry_entry(CHILD).session_id == "s-7"  # type: ignore[union-attr]
+    untold = watch.record_human_message(CHILD, channel="telegram")
+    assert untold is not None
+    assert untold.session_id is None
+
+
 # ----------------------------------------------------------------------------- the other producers
 
 
@@ -752,6 +763,13 @@ def test_a_goal_change_keeps_the_callers_actor(watch: SessionWatch) -> None:
     signal = watch.record_goal_changed("global", summary="goal cleared", actor=Actor.human(), agent_id="ops")
     assert signal is not None
     assert (signal.actor_type, signal.agent_id) == ("human", "ops")
+
+
+def test_a_goal_change_carries_the_session_id_the_host_gives(watch: SessionWatch) -> None:
+    signal = watch.record_goal_changed(WORKER, summary="goal updated", session_id="s-3")
+    assert signal is not None
+    assert signal.session_id == "s-3"
+    assert watch.registry_entry(WORKER).session_id == "s-3"  # type: ignore[union-attr]
 
 
 def test_a_spawn_registers_the_child_under_its_requester(watch: SessionWatch) -> None:

@@ -160,6 +160,8 @@ def test_a_watching_session_learns_at_its_next_prompt_that_the_worker_got_a_type
         assert [(e.kind.value, e.actor_type, e.summary) for e in delta.events] == [
             ("human_direct_message", "human", "human message via claude-code")
         ]
+        recorded = [signal for log in watch.store.read_model().signals.values() for signal in log]
+        assert [signal.session_id for signal in recorded] == [WORKER]  # the turn names its session
         assert [n.target for n in watch.pending_notices(lead)] == [worker]
 
     context = context_of(

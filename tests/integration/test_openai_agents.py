@@ -17,6 +17,7 @@ from agents.run_config import CallModelData, ModelInputData
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message
 from example_runs import load_example, run_example
 
+import sessionwatch
 import sessionwatch.aio
 from sessionwatch import InvalidQuery
 from sessionwatch.integrations.openai_agents import NOTICES_HEADER, NoticeHooks
@@ -62,6 +63,11 @@ def test_the_workers_driven_by_the_manager_see_no_notices_and_record_no_human_tu
 
     assert asyncio.run(kinds(example.WRITER)) == ["human_direct_message"]
     assert asyncio.run(kinds(example.RESEARCHER)) == []
+    with sessionwatch.open(url) as watch:  # the person's turn names the SDK session it went into
+        recorded = [signal for log in watch.store.read_model().signals.values() for signal in log]
+        assert [(s.session_key, s.session_id) for s in recorded if s.kind == "human_direct_message"] == [
+            (example.WRITER, "writer")
+        ]
 
 
 def test_the_example_runs_as_a_script() -> None:

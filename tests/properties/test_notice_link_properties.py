@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sessionwatch import notice_text
+from sessionwatch.domain.keys import agent_id_of
 from sessionwatch.domain.notice_links import check_notice_links
 from sessionwatch.domain.watch_cursor import CursorState
 from sessionwatch.projections.models import Notice
@@ -49,7 +50,9 @@ def test_a_key_gets_a_link_whose_segments_decode_back_or_no_link(key: str) -> No
     assert LINKS is not None
     link = LINKS.link(key)
     parts = key.split(":")
-    safe = len(parts) >= 3 and parts[0] == "agent" and not UNSAFE.intersection(parts[1:])
+    agent_id = agent_id_of(key)  # the session's agent id, normalized; None for a key without one
+    qualified = agent_id is not None and len(parts) >= 3 and parts[0].lower() == "agent"
+    safe = qualified and not UNSAFE.intersection(parts[1:])
     if not safe:
         assert link is None
         return
@@ -60,7 +63,7 @@ def test_a_key_gets_a_link_whose_segments_decode_back_or_no_link(key: str) -> No
     assert fixed == "s"
     encoded = [agent, *rest]
     assert all(ENCODED.fullmatch(segment) for segment in encoded)
-    assert [unquote(segment, errors="strict") for segment in encoded] == parts[1:]
+    assert [unquote(segment, errors="strict") for segment in encoded] == [agent_id, *parts[2:]]
 
 
 @given(KEYS, st.integers(min_value=0, max_value=2**63 - 1))

@@ -33,6 +33,7 @@ from sessionwatch import (
     notice_text,
 )
 from sessionwatch.adapters.entry.cli import main
+from sessionwatch.domain.keys import normalize_agent_id
 
 INJECTIONS = (
     "'; DROP TABLE sw_signals; --",
@@ -185,7 +186,9 @@ def test_sql_in_bare_keys_agent_ids_watchers_and_upstream_links_is_stored_verbat
     with pytest.raises(UnknownSession):
         watch.session_status(doomed)
     assert watch.unwatch(watcher, "global", target_agent_id="main") is True
-    assert [row.agent_id for row in watch.sessions_list(agent_id=agent)] == [agent, agent]
+    # a bare key's agent id is stored as given; a key's own is normalized, the key kept verbatim
+    listed = {(row.session_key, row.agent_id) for row in watch.sessions_list()}
+    assert listed == {("global", agent), (watcher, normalize_agent_id(agent))}
     query = "SELECT agent_id, summary FROM sw_signals WHERE sequence = ?"
     assert raw_rows(store_kind, store_url, query, (recorded.sequence,)) == [(agent, text)]
     assert table_names(store_kind, store_url) == tables

@@ -428,6 +428,86 @@ def test_thread_scoped_keys_are_refused(env: Env, key: str) -> None:
     assert env.runtime.dispatches == []
 
 
+THREAD_ERROR = (
+    "sessions_send cannot target a thread session for inter-agent coordination. "
+    "Use the parent channel session key instead."
+)
+
+
+def test_a_label_that_resolves_to_a_thread_session_is_refused_naming_the_thread_key(env: Env) -> None:
+    """The reference's "rejects label targets that resolve to canonical thread sessions"."""
+    thread = "agent:main:discord:channel:123456:thread:987654"
+    env.register(MAIN)
+    env.register(thread, label="active thread")
+    env.ids = Ids("e1")
+    result = send(
+        env,
+        {"label": "active thread", "message": "hi", "timeoutSeconds": 0},
+        visibility="all",
+        a2a_enabled=False,
+    )
+    assert result.to_json() == {"runId": "e1", "status": "error", "error": THREAD_ERROR, "sessionKey": thread}
+    assert env.runtime.dispatches == []
+
+
+def test_a_session_id_that_resolves_to_a_thread_is_refused_as_a_thread_before_the_agent_to_agent_policy(
+    env: Env,
+) -> None:
+    """The reference's "does not disclose a resolved thread session key from a sessionId target"."""
+    env.register(MAIN)
+    env.register("agent:other:discord:channel:123456:thread:987654", session_id="thread-session-id")
+    env.ids = Ids("e1")
+    result = send(
+        env,
+        {"sessionKey": "thread-session-id", "message": "hi", "timeoutSeconds": 0},
+        visibility="all",
+        a2a_enabled=False,
+        agent_ids=("main", "other"),
+    )
+    assert result.to_json() == {
+        "runId": "e1",
+        "status": "error",
+        "error": THREAD_ERROR,
+        "sessionKey": "thread-session-id",
+    }
+    assert env.runtime.dispatches == []
+
+
+def test_a_label_that_resolves_to_a_thread_the_caller_may_not_message_names_no_key(env: Env) -> None:
+    """Refused as a thread, ahead of the agent-to-agent policy, without the key the caller may not see."""
+    env.register(MAIN)
+    env.register("agent:other:slack:channel:C1:thread:5", label="their thread")
+    env.ids = Ids("e1")
+    result = send(
+        env,
+        {"label": "their thread", "message": "hi", "timeoutSeconds": 0},
+        visibility="all",
+        agent_ids=("main", "other"),
+    )
+    assert result.to_json() == {"runId": "e1", "status": "error", "error": THREAD_ERROR}
+
+
+def test_a_thread_outside_the_callers_visibility_is_refused_for_visibility_first(env: Env) -> None:
+    env.register(MAIN)
+    env.register("agent:main:discord:channel:9:thread:77", session_id="thread-id", label="a thread")
+    env.ids = Ids("e1")
+    refusal = (
+        "Session send visibility is restricted to the current session tree (tools.sessions.visibility=tree)."
+    )
+    assert send(env, {"sessionKey": "thread-id", "message": "hi"}, visibility="tree").to_json() == {
+        "runId": "e1",
+        "status": "forbidden",
+        "error": refusal,
+        "sessionKey": "thread-id",
+    }
+    env.ids = Ids("e2")
+    assert send(env, {"label": "a thread", "message": "hi"}, visibility="tree").to_json() == {
+        "runId": "e2",
+        "status": "forbidden",
+        "error": refusal,
+    }
+
+
 def test_a_topic_key_is_not_thread_scoped(env: Env) -> None:
     env.register(GROUP)
     assert send(env, {"sessionKey": GROUP, "message": "go", "timeoutSeconds": 0}).status == "accepted"

@@ -268,9 +268,9 @@ def test_a_sandboxed_top_level_requester_still_reads_itself_and_its_subtree(mem:
 # ------------------------------------------------------------------- what refusals disclose
 #
 # A refusal or an error may name what the caller passed and what it may see, nothing else: not the
-# key an id, a label, `main` or an `agentId` resolved to, nor the id or label of a session outside
-# its visibility. Every tool runs over every viewpoint (mode, sandbox clamp, requester) and every
-# reference the world offers, on every store.
+# key an id, `main` or an `agentId` resolved to (a label's thread only when the caller may message
+# it), nor the id or label of a session outside its visibility. Every tool runs over every
+# viewpoint (mode, sandbox clamp, requester) and every reference the world offers, on every store.
 
 THREAD = "agent:main:discord:channel:9:thread:77"
 OTHER_THREAD = "agent:ops:slack:channel:C1:thread:5"
@@ -538,12 +538,27 @@ def test_a_send_to_a_hidden_session_id_echoes_the_id_not_its_key(env: Env) -> No
     }
 
 
-def test_a_hidden_thread_session_is_refused_for_visibility_not_as_a_thread(env: Env) -> None:
+def test_a_thread_session_outside_the_visibility_mode_is_refused_for_visibility_not_as_a_thread(
+    env: Env,
+) -> None:
+    sid = session_id_of(OTHER_THREAD)
+    assert send_refusal(env, {"sessionKey": sid, "message": "hi"}, visibility="agent") == {
+        "runId": "e1",
+        "status": "forbidden",
+        "error": ERRORS[("cross_agent", "sessions_send")],
+        "sessionKey": sid,
+    }
+
+
+def test_a_thread_session_the_agent_to_agent_policy_refuses_is_refused_as_a_thread_echoing_the_id(
+    env: Env,
+) -> None:
     sid = session_id_of(OTHER_THREAD)
     assert send_refusal(env, {"sessionKey": sid, "message": "hi"}, visibility="all") == {
         "runId": "e1",
-        "status": "forbidden",
-        "error": ERRORS[("a2a_disabled", "sessions_send")],
+        "status": "error",
+        "error": "sessions_send cannot target a thread session for inter-agent coordination. "
+        "Use the parent channel session key instead.",
         "sessionKey": sid,
     }
 

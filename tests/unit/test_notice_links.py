@@ -18,10 +18,11 @@ def test_a_template_may_repeat_a_placeholder_and_escape_braces() -> None:
     assert links.link("agent:ops:a:b") == "/c/ops/a/b#{ops}"
 
 
-def test_an_agent_id_is_one_percent_encoded_segment() -> None:
+def test_the_agent_id_in_a_link_is_the_sessions_normalized_one() -> None:
     links = check_notice_links("/c/{agent_id}/{rest_path}")
     assert links is not None
-    assert links.link("agent:é x:main") == "/c/%C3%A9%20x/main"
+    assert links.link("agent:é x:main") == "/c/x/main"
+    assert links.link("agent:My Agent:é x") == "/c/my-agent/%C3%A9%20x"
 
 
 @pytest.mark.parametrize(
@@ -35,7 +36,9 @@ def test_an_agent_id_is_one_percent_encoded_segment() -> None:
         ("agent:main:..", None),
         ("agent:.:main", None),
         ("global", None),
-        ("Agent:main:x", None),
+        ("Agent:main:x", ("main", ["x"])),
+        ("agent:Main:x", ("main", ["x"])),  # the agent id as the session's, normalized
+        ("agent:my agent:x", ("my-agent", ["x"])),
     ],
 )
 def test_key_segments_refuse_empty_and_dot_segments(key: str, segments: object) -> None:

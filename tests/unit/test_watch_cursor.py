@@ -368,7 +368,7 @@ def test_react_unites_producer_watchers_and_holders_without_duplicates() -> None
     assert sorted(observed(commands)) == sorted([MANAGER, HELPER, OPS])
 
 
-@pytest.mark.parametrize("bare", ["global", "cron:nightly", "Agent:main:x", "agent:main"])
+@pytest.mark.parametrize("bare", ["global", "cron:nightly", "agent:  :x", "agent:main"])
 def test_react_drops_producer_watchers_that_are_not_agent_qualified(bare: str) -> None:
     commands = react(signal(2, watchers=(bare, MANAGER)), {}, at_ms=AT_MS)
     assert observed(commands) == [MANAGER]

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
+from typing import TypeAlias
 
 from sessionwatch.adapters.stores.port import StoreError
 from sessionwatch.adapters.stores.sql.dialect import Cursor
+
+MigrationStep: TypeAlias = Callable[[Cursor, ModuleType], None]
+"""A migration that SQL alone cannot say: it reads rows and writes them back, in the same transaction."""
 
 
 def migrate(cursor: Cursor, sql: ModuleType) -> None:
@@ -23,6 +28,9 @@ def migrate(cursor: Cursor, sql: ModuleType) -> None:
         )
     for version in range(found + 1, sql.SCHEMA_VERSION + 1):
         for statement in sql.MIGRATIONS[version]:
-            cursor.execute(statement)
+            if callable(statement):
+                statement(cursor, sql)
+            else:
+                cursor.execute(statement)
     if found < sql.SCHEMA_VERSION:
         cursor.execute(sql.WRITE_SCHEMA_VERSION, (sql.SCHEMA_VERSION,))

@@ -12,10 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeAlias
 
+from sessionwatch.adapters.stores.sql.agent_ids import move_stored_agent_ids
+from sessionwatch.adapters.stores.sql.migrate import MigrationStep
+
 Row: TypeAlias = Sequence[Any]
 """One row as psycopg's tuple row factory returns it."""
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 EVENTS_TABLE = "stored_events"
 WAKE_CHANNEL = "sessionwatch_wake"
 """The NOTIFY channel of cross-process wakes; payloads name their schema."""
@@ -472,14 +475,46 @@ Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
 """
 SELECT_ALL_DIGESTS = f"SELECT {DIGEST_COLUMNS} FROM sw_digests ORDER BY session_key, agent_id"
 
-MIGRATIONS: dict[int, tuple[str, ...]] = {
+STREAM_IDS_AS_HEX = False
+"""How this driver binds a stream id: the UUID itself."""
+MOVE_SESSION_AGENT_ID = (
+    "UPDATE sw_sessions SET agent_id = %s, stream_version = 0 WHERE session_key = %s AND agent_id = %s"
+)
+MOVE_AGENT_IDS = (
+    (
+        "SELECT DISTINCT session_key, agent_id FROM sw_signals",
+        "UPDATE sw_signals SET agent_id = %s WHERE session_key = %s AND agent_id = %s",
+    ),
+    (
+        "SELECT DISTINCT target_key, target_agent_id FROM sw_cursors",
+        "UPDATE sw_cursors SET target_agent_id = %s WHERE target_key = %s AND target_agent_id = %s",
+    ),
+    (
+        "SELECT DISTINCT watcher, watcher_agent_id FROM sw_cursors",
+        "UPDATE sw_cursors SET watcher_agent_id = %s WHERE watcher = %s AND watcher_agent_id = %s",
+    ),
+    (
+        "SELECT session_key, agent_id FROM sw_upstream_links",
+        "UPDATE sw_upstream_links SET agent_id = %s WHERE session_key = %s AND agent_id = %s",
+    ),
+    (
+        "SELECT session_key, agent_id FROM sw_digests",
+        "UPDATE sw_digests SET agent_id = %s WHERE session_key = %s AND agent_id = %s",
+    ),
+)
+"""Each table's stored (key, agent id) pairs, and how one pair moves to the agent id it reads as
+(`agent_ids.move_stored_agent_ids`, with `MOVE_SESSION_AGENT_ID` for the sessions)."""
+
+MIGRATIONS: dict[int, tuple[str | MigrationStep, ...]] = {
     # 2: registry metadata on every session row (ADR-0012); NULL reads as "none set".
     2: ("ALTER TABLE sw_sessions ADD COLUMN meta TEXT",),
     # 3 (ADR-0049): cursors gain their provenance; every cursor stored before was explicit.
     3: ("ALTER TABLE sw_cursors ADD COLUMN ambient SMALLINT NOT NULL DEFAULT 0",),
     # 4 (ADR-0047): the creation digest's table; a store written before it had no digest.
     4: (_DIGESTS_TABLE,),
+    # 5 (ADR-0055): agent ids parsed from keys are normalized; rows stored before move to theirs.
+    5: (move_stored_agent_ids,),
 }
-"""The statements that bring a store written at the version before each key up to that version."""
+"""The statements (or steps) that bring a store written at the version before each key up to it."""
 SELECT_SCHEMA_VERSION = "SELECT value FROM sw_meta WHERE name = 'schema_version'"
 WRITE_SCHEMA_VERSION = "UPDATE sw_meta SET value = %s WHERE name = 'schema_version'"

@@ -7,9 +7,11 @@ rows with `notified > last_seen` are the durable pending-notice view.
 
 from __future__ import annotations
 
+from sessionwatch.adapters.stores.sql.agent_ids import move_stored_agent_ids
+from sessionwatch.adapters.stores.sql.migrate import MigrationStep
 from sessionwatch.domain.signals import PAYLOAD_KEYS, PUBLIC_PAYLOAD_KEYS
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 EVENTS_TABLE = "stored_events"
 
 _SIGNALS_TABLE = (
@@ -457,7 +459,37 @@ Contract: tests/contract/test_sql_rules_match_their_python_twins.py.
 """
 SELECT_ALL_DIGESTS = f"SELECT {DIGEST_COLUMNS} FROM sw_digests ORDER BY session_key, agent_id"
 
-MIGRATIONS: dict[int, tuple[str, ...]] = {
+STREAM_IDS_AS_HEX = True
+"""How this driver binds a stream id: its hex text."""
+MOVE_SESSION_AGENT_ID = (
+    "UPDATE sw_sessions SET agent_id = ?, stream_version = 0 WHERE session_key = ? AND agent_id = ?"
+)
+MOVE_AGENT_IDS = (
+    (
+        "SELECT DISTINCT session_key, agent_id FROM sw_signals",
+        "UPDATE sw_signals SET agent_id = ? WHERE session_key = ? AND agent_id = ?",
+    ),
+    (
+        "SELECT DISTINCT target_key, target_agent_id FROM sw_cursors",
+        "UPDATE sw_cursors SET target_agent_id = ? WHERE target_key = ? AND target_agent_id = ?",
+    ),
+    (
+        "SELECT DISTINCT watcher, watcher_agent_id FROM sw_cursors",
+        "UPDATE sw_cursors SET watcher_agent_id = ? WHERE watcher = ? AND watcher_agent_id = ?",
+    ),
+    (
+        "SELECT session_key, agent_id FROM sw_upstream_links",
+        "UPDATE sw_upstream_links SET agent_id = ? WHERE session_key = ? AND agent_id = ?",
+    ),
+    (
+        "SELECT session_key, agent_id FROM sw_digests",
+        "UPDATE sw_digests SET agent_id = ? WHERE session_key = ? AND agent_id = ?",
+    ),
+)
+"""Each table's stored (key, agent id) pairs, and how one pair moves to the agent id it reads as
+(`agent_ids.move_stored_agent_ids`, with `MOVE_SESSION_AGENT_ID` for the sessions)."""
+
+MIGRATIONS: dict[int, tuple[str | MigrationStep, ...]] = {
     # 2: registry metadata on every session row (ADR-0012); NULL reads as "none set".
     2: ("ALTER TABLE sw_sessions ADD COLUMN meta TEXT",),
     # 3 (ADR-0019): the dedupe key's uniqueness moves to a partial index (the table is rebuilt, as
@@ -474,7 +506,9 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     4: ("ALTER TABLE sw_cursors ADD COLUMN ambient INTEGER NOT NULL DEFAULT 0",),
     # 5 (ADR-0047): the creation digest's table; a store written before it had no digest.
     5: (_DIGESTS_TABLE,),
+    # 6 (ADR-0055): agent ids parsed from keys are normalized; rows stored before move to theirs.
+    6: (move_stored_agent_ids,),
 }
-"""The statements that bring a store written at the version before each key up to that version."""
+"""The statements (or steps) that bring a store written at the version before each key up to it."""
 SELECT_SCHEMA_VERSION = "SELECT value FROM sw_meta WHERE name = 'schema_version'"
 WRITE_SCHEMA_VERSION = "UPDATE sw_meta SET value = ? WHERE name = 'schema_version'"

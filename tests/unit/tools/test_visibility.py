@@ -47,6 +47,11 @@ def denied(error: str) -> Access:
     return Access(allowed=False, error=error)
 
 
+def refused_agent_to_agent(error: str) -> Access:
+    """A refusal by the agent-to-agent policy (rules 4 and 5), marked as such."""
+    return Access(allowed=False, error=error, agent_to_agent=True)
+
+
 # ----------------------------------------------------------------------------- §T12 examples
 
 
@@ -73,6 +78,7 @@ def test_example_5_tree_forbids_history_of_an_unspawned_group_session() -> None:
         "allowed": False,
         "error": "Session history visibility is restricted to the current session tree "
         "(tools.sessions.visibility=tree).",
+        "agent_to_agent": False,
     }
 
 
@@ -93,7 +99,7 @@ def test_example_7_agent_forbids_cross_agent_history() -> None:
 
 def test_example_8_all_with_a2a_disabled_refuses_cross_agent_sends() -> None:
     access = check_access("send", MAIN, "agent:ops:main", "all", A2APolicy(), NO_SUBTREE)
-    assert access == denied(
+    assert access == refused_agent_to_agent(
         "Agent-to-agent messaging is disabled. "
         "Set tools.agentToAgent.enabled=true to allow cross-agent sends."
     )
@@ -103,7 +109,7 @@ def test_example_8_all_with_an_allow_list_missing_the_target_refuses() -> None:
     access = check_access(
         "send", MAIN, "agent:ops:main", "all", A2APolicy(enabled=True, allow=("main",)), NO_SUBTREE
     )
-    assert access == denied("Agent-to-agent messaging denied by tools.agentToAgent.allow.")
+    assert access == refused_agent_to_agent("Agent-to-agent messaging denied by tools.agentToAgent.allow.")
 
 
 def test_example_8_all_with_both_agents_allowed_passes() -> None:
@@ -176,7 +182,9 @@ def expected_access(outcome: str | None, action: AccessAction) -> Access:
         "Set tools.sessions.visibility=all to allow cross-agent access.",
         "a2a_off": A2A_DISABLED[action],
     }
-    return ALLOWED if outcome is None else denied(texts[outcome])
+    if outcome is None:
+        return ALLOWED
+    return refused_agent_to_agent(texts[outcome]) if outcome == "a2a_off" else denied(texts[outcome])
 
 
 CELLS = [
@@ -339,7 +347,9 @@ def test_a_refused_pair_names_the_action(action: AccessAction) -> None:
     access = check_access(
         action, MAIN, "agent:ops:main", "all", A2APolicy(enabled=True, allow=("ma*",)), NO_SUBTREE
     )
-    assert access == denied(f"Agent-to-agent {nouns[action]} denied by tools.agentToAgent.allow.")
+    assert access == refused_agent_to_agent(
+        f"Agent-to-agent {nouns[action]} denied by tools.agentToAgent.allow."
+    )
 
 
 def test_bare_keys_are_compared_as_identities() -> None:
