@@ -24,7 +24,7 @@ from sessionwatch.adapters.stores.port import WriteTransaction
 from sessionwatch.adapters.upstream.monitor import MonitorHandle, PublishGate, log_failure
 from sessionwatch.domain import session, upstream
 from sessionwatch.domain.errors import InvalidQuery
-from sessionwatch.domain.keys import resolve_identity
+from sessionwatch.domain.keys import SessionIdentity, resolve_identity
 from sessionwatch.domain.ports import Transcripts, UpstreamProvider
 from sessionwatch.domain.recording import check_signal
 from sessionwatch.domain.session import SessionState, SignalRecorded, UpsertSession
@@ -145,6 +145,17 @@ def upstream_link(core: Core, key: object, *, agent_id: object = None) -> Upstre
     return UpstreamLink.from_state(link) if link is not None and link.active else None
 
 
+def upstream_links(core: Core, *, catalog_id: object = None) -> list[UpstreamLink]:
+    """Every active upstream link (of one catalog when `catalog_id` is given), by identity."""
+    catalog = None if catalog_id is None else check_text(catalog_id, "catalog_id", _MAX_SOURCE_FIELD)
+    core.check_open()
+    return [
+        UpstreamLink.from_state(link)
+        for link in core.store.upstream_links(watched_only=False)
+        if catalog is None or link.source.catalog_id == catalog
+    ]
+
+
 def apply_verdict(
     core: Core, link: UpstreamLinkState, verdict: Verdict, *, session: SessionState
 ) -> Work[Applied, tuple[Outcome, Signal | None]]:
@@ -260,7 +271,11 @@ def own_recent_texts(transcripts: Transcripts | None, link: UpstreamLinkState) -
 
 
 class UpstreamPass:
-    """One monitor pass: every watched link probed once, each verdict that writes run by `scheduler`."""
+    """One monitor pass: every watched link probed once, each verdict that writes run by `scheduler`.
+
+    With `only`, the pass follows that one session's link, watched or not: a session nobody watches
+    gets its marker advanced and nothing recorded, so a later watch never hears of older turns.
+    """
 
     def __init__(
         self,
@@ -269,20 +284,32 @@ class UpstreamPass:
         providers: Mapping[str, UpstreamProvider],
         transcripts: Transcripts | None,
         publication: PublishGate,
+        *,
+        only: SessionIdentity | None = None,
     ) -> None:
         self._core = core
         self._scheduler = scheduler
         self._providers = providers
         self._transcripts = transcripts
         self._publication = publication
+        self._only = only
         self._tally = _Tally()
 
-    def run(self) -> TickReport:
-        """Probe every watched link once; publish what the answers call for."""
+    def _links(self) -> tuple[list[UpstreamLinkState], Counter[str]]:
+        """The links this pass probes, and how many identities hold each session key."""
         store = self._core.store
+        if self._only is not None:
+            link = store.upstream_link(self._only)
+            chosen = [link] if link is not None and link.active else []
+            return chosen, Counter(link.session_key for link in chosen)
         keys = Counter(link.session_key for link in store.upstream_links(watched_only=False))
+        return store.upstream_links(watched_only=True), keys
+
+    def run(self) -> TickReport:
+        """Probe every watched link (or the one followed) once; publish what the answers call for."""
+        links, keys = self._links()
         by_catalog: dict[str, list[UpstreamLinkState]] = defaultdict(list)
-        for link in store.upstream_links(watched_only=True):
+        for link in links:
             if keys[link.session_key] > 1:  # one key under several agent ids: ownership unclear
                 self._tally.ambiguous.append(link.session_key)
             elif self._core.active_runs.active(link.identity):  # the marker waits for the run
@@ -388,11 +415,26 @@ def tick(
     *,
     transcripts: Transcripts | None = None,
     gate: PublishGate | None = None,
+    only: SessionIdentity | None = None,
 ) -> TickReport:
-    """One monitor pass; `providers` maps a catalog id to its provider."""
+    """One monitor pass; `providers` maps a catalog id to its provider (`only`: one session's link)."""
     core.check_open()
     with core.telemetry.span("sessionwatch.upstream_tick"):
-        return UpstreamPass(core, scheduler, dict(providers), transcripts, gate or PublishGate()).run()
+        chosen = dict(providers)
+        return UpstreamPass(core, scheduler, chosen, transcripts, gate or PublishGate(), only=only).run()
+
+
+def follow(
+    core: Core,
+    scheduler: Scheduler,
+    key: object,
+    providers: Mapping[str, UpstreamProvider],
+    *,
+    agent_id: object = None,
+    transcripts: Transcripts | None = None,
+) -> TickReport:
+    """Follow one session's upstream now, watched or not (a host's hook, told the session moved)."""
+    return tick(core, scheduler, providers, transcripts=transcripts, only=query_identity(key, agent_id))
 
 
 def monitor_timing(interval: object, initial_delay: object) -> tuple[float, float]:

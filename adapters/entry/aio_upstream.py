@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pydantic import JsonValue
 
 from sessionwatch.adapters.app import upstream
+from sessionwatch.adapters.app.checks import query_identity
 from sessionwatch.adapters.app.core import CLOSED, Core
 from sessionwatch.adapters.app.loop_scheduler import LoopScheduler
 from sessionwatch.adapters.app.reports import TickReport
@@ -76,6 +77,10 @@ class AsyncUpstream:
         """The session's active upstream link, or None."""
         return await self._scheduler.read(upstream.upstream_link, self._core, key, agent_id=agent_id)
 
+    async def upstream_links(self, *, catalog_id: str | None = None) -> list[UpstreamLink]:
+        """Every active upstream link (of one catalog when `catalog_id` is given)."""
+        return await self._scheduler.read(upstream.upstream_links, self._core, catalog_id=catalog_id)
+
     async def upstream_tick(
         self,
         providers: Mapping[str, UpstreamProvider | AsyncUpstreamProvider],
@@ -90,6 +95,25 @@ class AsyncUpstream:
             providers,
             transcripts=transcripts,
             gate=PublishGate(),
+        )
+
+    async def follow_upstream(
+        self,
+        key: str,
+        providers: Mapping[str, UpstreamProvider | AsyncUpstreamProvider],
+        *,
+        agent_id: str | None = None,
+        transcripts: Transcripts | AsyncTranscripts | None = None,
+    ) -> TickReport:
+        """Follow this session's upstream link now, watched or not, off the loop (a host's hook's pass)."""
+        return await upstream_pass(
+            self._open_core(),
+            self._scheduler,
+            self._loop,
+            providers,
+            transcripts=transcripts,
+            gate=PublishGate(),
+            only=query_identity(key, agent_id),
         )
 
     async def start_upstream_monitor(

@@ -487,11 +487,31 @@ class SessionWatch:
         """The session's active upstream link, or None."""
         return upstream.upstream_link(self._core, key, agent_id=agent_id)
 
+    def upstream_links(self, *, catalog_id: str | None = None) -> list[UpstreamLink]:
+        """Every active upstream link (of one catalog when `catalog_id` is given)."""
+        return upstream.upstream_links(self._core, catalog_id=catalog_id)
+
     def upstream_tick(
         self, providers: Mapping[str, UpstreamProvider], *, transcripts: Transcripts | None = None
     ) -> TickReport:
         """One upstream monitor pass; `providers` maps a catalog id to its provider."""
         return upstream.tick(self._core, self._scheduler, providers, transcripts=transcripts)
+
+    def follow_upstream(
+        self,
+        key: str,
+        providers: Mapping[str, UpstreamProvider],
+        *,
+        agent_id: str | None = None,
+        transcripts: Transcripts | None = None,
+    ) -> TickReport:
+        """Follow this session's upstream link now, watched or not (a host's hook, told the session moved).
+
+        A session nobody watches has its marker advanced and nothing recorded.
+        """
+        return upstream.follow(
+            self._core, self._scheduler, key, providers, agent_id=agent_id, transcripts=transcripts
+        )
 
     def start_upstream_monitor(
         self,

@@ -17,6 +17,7 @@ from sessionwatch.adapters.app.core import Core, Work
 from sessionwatch.adapters.app.loop_scheduler import LoopScheduler
 from sessionwatch.adapters.app.reports import TickReport
 from sessionwatch.adapters.upstream.monitor import PublishGate
+from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.ports import AsyncTranscripts, AsyncUpstreamProvider, Transcripts, UpstreamProvider
 from sessionwatch.domain.upstream import UpstreamActivity, UpstreamMissing, UpstreamProbe
 
@@ -31,6 +32,7 @@ async def upstream_pass(
     *,
     transcripts: Transcripts | AsyncTranscripts | None,
     gate: PublishGate,
+    only: SessionIdentity | None = None,
 ) -> TickReport:
     """One upstream pass on a daemon thread of its own; async providers and transcripts answer from the loop.
 
@@ -49,7 +51,7 @@ async def upstream_pass(
 
     def run_pass() -> None:
         try:
-            report = upstream.tick(core, bridge, blocking, transcripts=reader, gate=gate)
+            report = upstream.tick(core, bridge, blocking, transcripts=reader, gate=gate, only=only)
         except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
             loop.call_soon_threadsafe(settle, (False, exc))
         else:

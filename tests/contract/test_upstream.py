@@ -260,6 +260,44 @@ def test_unwatched_links_are_not_probed(watch: SessionWatch) -> None:
     assert report.probed == 0
 
 
+# ---------------------------------------------------------------- one session's link, by name
+
+
+def test_following_an_unlinked_session_or_a_bare_key_asks_nothing(watch: SessionWatch) -> None:
+    provider = ScriptedProvider(activity(1, 10))
+    link(watch)
+    watch.unlink_upstream(ADOPTED)
+    assert watch.follow_upstream(ADOPTED, {CATALOG: provider}).probed == 0
+    assert provider.calls == []
+    with pytest.raises(sessionwatch.InvalidQuery) as bare:
+        watch.follow_upstream("global", {CATALOG: provider})
+    assert bare.value.field == "agent_id"
+
+
+def test_following_a_session_with_an_active_run_defers_its_link(adopted: SessionWatch) -> None:
+    adopted.run_started(ADOPTED, "run-1")
+    provider = ScriptedProvider(activity(1, 10))
+    report = adopted.follow_upstream(ADOPTED, {CATALOG: provider})
+    assert (report.deferred, provider.calls) == ((ADOPTED,), [])
+    assert marker(adopted) == {"offset": 0}
+
+
+def test_the_active_links_are_listed_by_catalog(watch: SessionWatch) -> None:
+    link(watch)
+    link(watch, "agent:main:codex", thread="t-2", catalog_id="codex")
+    link(watch, "agent:main:gone", thread="t-3")
+    watch.unlink_upstream("agent:main:gone")
+
+    assert [(k.session_key, k.thread_id) for k in watch.upstream_links()] == [
+        ("agent:main:adopted", "t-1"),
+        ("agent:main:codex", "t-2"),
+    ]
+    assert [k.session_key for k in watch.upstream_links(catalog_id="codex")] == ["agent:main:codex"]
+    with pytest.raises(InvalidSignal) as blank:
+        watch.upstream_links(catalog_id=" ")
+    assert blank.value.field == "catalog_id"
+
+
 def test_links_of_one_key_under_several_agents_are_skipped_as_ambiguous(watch: SessionWatch) -> None:
     for agent in ("main", "ops"):
         watch.upsert_session(f"agent:{agent}:main")
@@ -557,3 +595,46 @@ def test_links_survive_a_prune_that_compacts_the_event_store(adopted: SessionWat
     rebuilt = adopted.rebuild_read_model()
     assert rebuilt == adopted.store.read_model()
     assert [link.marker for link in rebuilt.links.values()] == [{"offset": 77}]
+
+
+# ---------------------------------------------------------------------------------- follow
+
+
+def test_following_a_watched_session_records_its_turns_and_probes_no_other_link(
+    adopted: SessionWatch,
+) -> None:
+    link(adopted, "agent:main:other", thread="t-2")
+    assert adopted.watch(WATCHER, "agent:main:other")
+    provider = ScriptedProvider(activity(2, 200))
+
+    report = adopted.follow_upstream(ADOPTED, {CATALOG: provider})
+
+    assert provider.probed == [ADOPTED]
+    assert [s.payload for s in report.recorded] == [{"turns": 2}]
+    assert marker(adopted) == {"offset": 200}
+    assert marker(adopted, "agent:main:other") == {"offset": 0}
+    assert [n.target for n in adopted.pending_notices(WATCHER)] == [ADOPTED]
+    assert_audit_clean(adopted)
+
+
+def test_following_a_session_nobody_watches_advances_its_marker_and_records_nothing(
+    watch: SessionWatch,
+) -> None:
+    link(watch)
+    report = watch.follow_upstream(ADOPTED, {CATALOG: ScriptedProvider(activity(2, 90))})
+
+    assert (report.probed, report.recorded, report.advanced) == (1, (), 1)
+    assert marker(watch) == {"offset": 90}
+    watch.upsert_session(WATCHER)
+    assert watch.watch(WATCHER, ADOPTED)
+    later = watch.follow_upstream(ADOPTED, {CATALOG: ScriptedProvider(activity(1, 120))})
+    assert [s.payload for s in later.recorded] == [None]  # the turn after the watch, not the two before
+    assert_audit_clean(watch)
+
+
+def test_following_a_session_without_a_link_probes_nothing(watch: SessionWatch) -> None:
+    provider = ScriptedProvider(activity(1, 10))
+    report = watch.follow_upstream(ADOPTED, {CATALOG: provider})
+    assert (provider.calls, report.probed) == ([], 0)
+    with pytest.raises(sessionwatch.InvalidQuery, match="session_key"):
+        watch.follow_upstream("", {CATALOG: provider})
