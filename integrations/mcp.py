@@ -32,6 +32,7 @@ from sessionwatch.adapters.entry.aio import AsyncSessionWatch
 from sessionwatch.adapters.stores.port import StoreError
 from sessionwatch.domain.keys import SessionIdentity, resolve_identity
 from sessionwatch.domain.tools.config import ToolContext, ToolsConfig
+from sessionwatch.integrations.mcp_stdio import interruptible_stdin
 from sessionwatch.integrations.mcp_tools import CallerTools, ToolCallError
 
 __all__ = [
@@ -201,6 +202,7 @@ class _Handlers:
         self, _ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         try:
+            await self.tools.register_caller()  # at the first call: a client's health check registers nothing
             return _tool_result(await self.tools.call(params.name, params.arguments or {}))
         except ToolCallError as exc:
             return _tool_error(str(exc))
@@ -272,8 +274,6 @@ async def serve(options: ServerOptions) -> None:
     identity = resolve_identity(options.session, options.agent_id, field="session")
     waker = _FeedWaker(identity.session_key)
     async with await sessionwatch.aio.open(options.url, waker=waker, sweep_on_open=False) as watch:
-        if await watch.registry_entry(identity.session_key, agent_id=identity.agent_id) is None:
-            await watch.upsert_session(identity.session_key, agent_id=identity.agent_id)
         ctx = ToolContext(session_key=identity.session_key, agent_id=identity.agent_id)
         tools = CallerTools(watch, ctx, config=ToolsConfig(visibility=options.visibility))
         feed = NoticeFeed(watch, identity)
@@ -283,7 +283,10 @@ async def serve(options: ServerOptions) -> None:
         poller = asyncio.create_task(feed.poll(options.poll_interval)) if options.poll_interval > 0 else None
         try:
             if options.transport == "stdio":
-                async with stdio_server() as (read, write):
+                async with stdio_server(stdin=interruptible_stdin()) as (
+                    read,
+                    write,
+                ):  # SIGINT ends it at once
                     await server.run(read, write, server.create_initialization_options())
             else:
                 await _serve_http(server, options)
