@@ -3,7 +3,8 @@
 Claude Code and Codex write many things into the user role that no person typed: background-task
 notifications, shell output, other agents' messages, interrupt markers, command output, injected
 instructions and context. One function per tool classifies a prompt's text; the transcript
-providers and the Claude Code prompt hook call the same function, so they can never disagree.
+providers (and the Claude Code hook, which reads the transcript with the provider's reader) call the
+same function, so they can never disagree.
 """
 
 from __future__ import annotations
@@ -109,18 +110,6 @@ def claude_code_labels_not_human(labels: Mapping[str, object]) -> bool:
     if isinstance(origin, Mapping) and origin.get("kind") not in (None, "human"):
         return True
     return labels.get("promptSource") == "system"
-
-
-def classify_claude_code_hook_prompt(prompt: str, labels: Mapping[str, object]) -> ClassifiedPrompt:
-    """Classify the prompt a `UserPromptSubmit` hook receives, exactly as a transcript's prompt.
-
-    Claude Code's own labels in the hook's input (`labels`, see `claude_code_labels_not_human`)
-    come first, then the text rules of `classify_claude_code_prompt`. The hook gets the text only:
-    a pasted image is its `[Image #n]` placeholder there, so an image-only prompt still counts.
-    """
-    if claude_code_labels_not_human(labels):
-        return ClassifiedPrompt(PromptOrigin.INJECTED_CONTEXT, normalize_text(prompt))
-    return classify_claude_code_prompt(prompt)
 
 
 def _slash_command_words(body: str) -> str:

@@ -1,12 +1,21 @@
-"""Claude Code: one command hook for two events, the session key scheme, and the MCP server's key.
+"""Claude Code: one command hook for four events, the session key scheme, and the MCP server's key.
 
 Claude Code runs `sessionwatch claude-code hook` with a JSON object on stdin (`session_id`, `cwd`,
-`hook_event_name`, `prompt`, `source`, ...). `SessionStart` (a start, a resume, a compaction)
-registers the session under its key and tells it that key and the sessions it watches (the watch
-prompt, so the model knows it can read them); `UserPromptSubmit` records a `human_direct_message`
-when a person typed the prompt (the rule is `sessionwatch.domain.prompt_origin`'s, the one the
-transcript provider uses) and hands the session its pending notices as `additionalContext`,
-acknowledging exactly those it handed over.
+`transcript_path`, `hook_event_name`, `source`, `reason`, `prompt_id`, ...). The hook records a
+session's human turns from its transcript, never from the prompt hook's input, which does not say who
+wrote the prompt (a cron prompt reaches it as plain text) and misses prompts that fire no prompt hook
+(typed while a tool runs, `!` shell mode, `/context`): at each event it reads the transcript on from
+where it stopped, with the transcript provider's own reader (`claude_code_follow`).
+
+- `SessionStart` (a start, a resume, a compaction, a `/clear`) registers the session under its key,
+  links it to its transcript (a `/clear` continues the session it ended, under its key), reads on,
+  and tells the session its key and the sessions it watches (the watch prompt).
+- `UserPromptSubmit` reads on (the prompt itself is written after the hook) and hands the session
+  its pending notices as `additionalContext`, acknowledging exactly those it handed over.
+- `Stop` (a turn ended) and `SessionEnd` read on (`SessionEnd` until the transcript stops growing,
+  at most a second: Claude Code writes an `/exit` while its end hooks run); a `SessionEnd` of a
+  `/clear` parks the session for the one that continues it. Both leave alone a session the hook
+  never met (`claude mcp list` ends one that never started).
 
 A hook never blocks or fails a prompt: `run_hook` turns any failure (bad JSON, a missing field, a
 broken store) into no output at all and one line for the log; the caller exits 0.
@@ -15,8 +24,8 @@ Key scheme: `agent:<project>:claude-code:<session_id>`. The agent id names the p
 part of the project directory's path, reduced to `[a-z0-9._-]` (at most 40 characters), a `-`, and
 the first 8 hex digits of the SHA-256 of the absolute path, so two checkouts called `app` differ.
 The project directory is `$CLAUDE_PROJECT_DIR` (Claude Code sets it for hooks and MCP servers), else
-the hook input's `cwd`. No Claude Code package is needed: this module only reads JSON and the
-environment.
+the hook input's `cwd`. A session continued by `/clear` keeps the key of the session it continues.
+No Claude Code package is needed: this module only reads JSON and the environment.
 """
 
 from __future__ import annotations
@@ -31,13 +40,11 @@ from typing import Literal
 
 import sessionwatch
 from sessionwatch.adapters.entry.watch import SessionWatch
-from sessionwatch.domain.keys import check_key
-from sessionwatch.domain.prompt_origin import classify_claude_code_hook_prompt
+from sessionwatch.adapters.stores.urls import parse_url
+from sessionwatch.domain.keys import check_key, resolve_identity
 from sessionwatch.domain.text import has_control_character
+from sessionwatch.integrations import claude_code_follow as follow
 from sessionwatch.projections.models import Notice
-
-CHANNEL = "claude-code"
-"""The channel of the human messages the hook records (`human message via claude-code`)."""
 
 HOST_PART = "claude-code"
 """The key part after the agent id that says the session is a Claude Code session."""
@@ -57,9 +64,13 @@ _HASH_DIGITS = 8
 _SESSION_ID_LENGTH = 200
 _NOT_SLUG = re.compile(r"[^a-z0-9._-]+")
 
-HookEvent = Literal["SessionStart", "UserPromptSubmit"]
-EVENTS: tuple[HookEvent, ...] = ("SessionStart", "UserPromptSubmit")
-"""The hook events `install` adds the hook for, and the only ones the hook acts on."""
+HookEvent = Literal["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"]
+EVENTS: tuple[HookEvent, ...] = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd")
+"""The hook events `install` adds the hook for, and the only ones the hook acts on.
+
+Claude Code 2.1 fires `Stop` after each turn (also one started by `!` shell mode or absorbing a
+prompt typed while a tool ran) and `SessionEnd` at the end (after `/context` or `/usage` too), by
+when the transcript holds what the prompt hook never saw."""
 
 
 class HookInputError(ValueError):
@@ -139,16 +150,29 @@ def server_session_key(environ: Mapping[str, str]) -> tuple[str, str]:
     return session_key(where, session_id), session_id
 
 
-def register_server_session(db: str | None, environ: Mapping[str, str]) -> tuple[str | None, str]:
-    """Register the session an MCP server serves (it may start before `SessionStart` ran).
+def resolve_key(watch: SessionWatch, natural: str, session_id: str) -> str:
+    """The key Claude Code's session `session_id` (its own key: `natural`) goes by in the store.
 
-    Returns the store URL and the session's key, which `sessionwatch mcp` is then started with.
+    Its own, unless it continues another session (`/clear`): then the key of the session whose
+    link follows its transcript.
     """
-    key, session_id = server_session_key(environ)
+    if watch.registry_entry(natural) is not None:
+        return natural
+    return follow.following_key(watch, resolve_identity(natural).agent_id, session_id) or natural
+
+
+def served_key(db: str | None, environ: Mapping[str, str]) -> tuple[str | None, str]:
+    """The store URL and the key an MCP server serves (`resolve_key`); reads the store, creates none.
+
+    Claude Code does not restart a server at `/clear`; one started after it (reconnected) gets the
+    new session id, which goes by the key of the session it continues.
+    """
+    natural, session_id = server_session_key(environ)
     url = store_url(db, environ)
+    if not _store_exists(url):
+        return url, natural
     with sessionwatch.open(url, sweep_on_open=False, cross_process_wakes=False) as watch:
-        watch.upsert_session(key, session_id=session_id)
-    return url, key
+        return url, resolve_key(watch, natural, session_id)
 
 
 # ------------------------------------------------------------------------------------------ hook
@@ -168,47 +192,129 @@ def parse_hook_input(text: str) -> dict[str, object]:
 
 
 def handle_hook(
-    hook_input: Mapping[str, object], *, db: str | None, environ: Mapping[str, str]
+    hook_input: Mapping[str, object],
+    *,
+    db: str | None,
+    environ: Mapping[str, str],
+    settle: float = follow.SETTLE_S,
 ) -> dict[str, object] | None:
-    """What one hook event does; the JSON to print, or None to print nothing. Raises on bad input."""
+    """What one hook event does; the JSON to print, or None to print nothing. Raises on bad input.
+
+    `settle`: how long a `SessionEnd` waits at most for the transcript's last lines (0: not at all).
+    """
     event = hook_input.get("hook_event_name")
     if not isinstance(event, str):
         raise HookInputError("hook_event_name", "must be a string")
     if event not in EVENTS:
         return None  # an event this hook is not installed for: nothing to do
-    session_id = hook_input.get("session_id")
-    key = session_key(project_dir(hook_input, environ), session_id)
-    prompt = _prompt_of(hook_input) if event == "UserPromptSubmit" else None  # None: SessionStart
-    with sessionwatch.open(store_url(db, environ), sweep_on_open=False, cross_process_wakes=False) as watch:
-        if event == "SessionStart" or watch.registry_entry(key) is None:
-            watch.upsert_session(key, session_id=str(session_id))
-        if prompt is None:  # a session started, resumed or compacted: what it is, and what it watches
-            told = [session_context(key, watched=watch.is_watched(key)), watch.watch_prompt(key)]
-            return _output("SessionStart", "\n\n".join(filter(None, told)))
-        context = _prompt_submitted(watch, key, prompt, hook_input)
-    return None if context is None else _output("UserPromptSubmit", context)
+    project = project_dir(hook_input, environ)
+    session_id = _session_id(hook_input.get("session_id"), "session_id")
+    transcript = _transcript_of(hook_input)
+    url = store_url(db, environ)
+    if event in ("Stop", "SessionEnd") and not _store_exists(url):
+        return None  # no session was ever registered there
+    with sessionwatch.open(url, sweep_on_open=False, cross_process_wakes=False) as watch:
+        session = _Session(watch, project, session_id, transcript, settle=settle)
+        match event:
+            case "SessionStart":
+                key = session.start(hook_input.get("source"), _prompt_id(hook_input))
+                told = [session_context(key, watched=watch.is_watched(key)), watch.watch_prompt(key)]
+                context = "\n\n".join(filter(None, told))
+                return _output("SessionStart", context)
+            case "UserPromptSubmit":
+                return session.prompted()
+            case "Stop":
+                session.turn_ended()
+                return None
+            case _:
+                session.ended(hook_input.get("reason"), _prompt_id(hook_input))
+                return None
 
 
-def _prompt_of(hook_input: Mapping[str, object]) -> str:
-    prompt = hook_input.get("prompt")
-    if not isinstance(prompt, str):
-        raise HookInputError("prompt", "must be a string")
-    return prompt
+class _Session:
+    """One hook run's Claude Code session: its key (across `/clear`) and its transcript."""
 
+    def __init__(
+        self, watch: SessionWatch, project: Path, session_id: str, transcript: Path | None, *, settle: float
+    ) -> None:
+        self.watch = watch
+        self.settle = settle
+        self.agent_id = project_agent_id(project)
+        self.session_id = session_id
+        self.transcript = transcript
+        self.key = resolve_key(watch, session_key(project, session_id), session_id)
 
-def _prompt_submitted(
-    watch: SessionWatch, key: str, prompt: str, hook_input: Mapping[str, object]
-) -> str | None:
-    """Record the prompt if a person typed it; hand over (and acknowledge) the pending notices."""
-    if classify_claude_code_hook_prompt(prompt, hook_input).origin.is_human:
-        watch.record_human_message(
-            key, channel=CHANNEL, dedupe_key=_dedupe_key(hook_input), session_id=str(hook_input["session_id"])
+    def start(self, source: object, prompt_id: str | None) -> str:
+        """Register (or continue) the session, follow its transcript, read on; its key."""
+        if source == "clear" and prompt_id is not None:
+            self.key = follow.continued_key(self.watch, self.agent_id, prompt_id) or self.key
+        self.watch.upsert_session(self.key, session_id=self.session_id)
+        self._read(from_start=follow.reads_from_start(source))
+        return self.key
+
+    def prompted(self) -> dict[str, object] | None:
+        """Read on, then hand over (and acknowledge) the session's pending notices."""
+        if self.watch.registry_entry(self.key) is None:  # the hook was installed mid-session
+            self.watch.upsert_session(self.key, session_id=self.session_id)
+        self._read(from_start=False)
+        shown = within_limit(self.watch.pending_notices(self.key))
+        if not shown:
+            return None
+        self.watch.acknowledge(self.key, shown)
+        return _output("UserPromptSubmit", notice_context(shown))
+
+    def turn_ended(self) -> None:
+        """Read on: the turn's prompt, and what fired no prompt hook (shell mode, an absorbed prompt)."""
+        if self._followed():
+            follow.read_transcript(self.watch, self.key)
+
+    def ended(self, reason: object, prompt_id: str | None) -> None:
+        """Read on to the transcript's last line; a `/clear` parks the link for the session it starts."""
+        if not self._followed():
+            return
+        follow.read_transcript(self.watch, self.key, settle=self.settle)
+        current = self.watch.upstream_link(self.key)
+        if reason == "clear" and prompt_id is not None and current is not None:
+            follow.park_for_continuation(self.watch, self.key, current, prompt_id)
+
+    def _followed(self) -> bool:
+        """Whether the hook follows this session's transcript (not one never met, nor one continued since)."""
+        link = self.watch.upstream_link(self.key)
+        return link is not None and follow.follows(link, self.agent_id, self.session_id)
+
+    def _read(self, *, from_start: bool) -> None:
+        if self.transcript is None:
+            return
+        follow.link_transcript(
+            self.watch, self.key, self.agent_id, self.session_id, self.transcript, from_start=from_start
         )
-    shown = within_limit(watch.pending_notices(key))
-    if not shown:
+        follow.read_transcript(self.watch, self.key)
+
+
+def _transcript_of(hook_input: Mapping[str, object]) -> Path | None:
+    """The transcript the input names (an absolute path), or None when it names none."""
+    path = hook_input.get("transcript_path")
+    if path is None:
         return None
-    watch.acknowledge(key, shown)
-    return notice_context(shown)
+    if not isinstance(path, str) or not path.strip() or has_control_character(path):
+        raise HookInputError("transcript_path", "must be a non-empty path without control characters")
+    if not Path(path).is_absolute():
+        raise HookInputError("transcript_path", "must be an absolute path")
+    return Path(path)
+
+
+def _prompt_id(hook_input: Mapping[str, object]) -> str | None:
+    """The input's `prompt_id` (what links a `/clear`'s end and start), or None."""
+    prompt_id = hook_input.get("prompt_id")
+    if isinstance(prompt_id, str) and prompt_id.strip() and not has_control_character(prompt_id):
+        return prompt_id.strip()
+    return None
+
+
+def _store_exists(url: str | None) -> bool:
+    """False only for a SQLite file that is not there (reading it would create it)."""
+    parsed = parse_url(url)
+    return parsed.scheme != "sqlite" or Path(parsed.path).exists()
 
 
 def run_hook(
@@ -229,14 +335,6 @@ def run_hook(
 
 def _output(event: HookEvent, context: str) -> dict[str, object]:
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
-
-
-def _dedupe_key(hook_input: Mapping[str, object]) -> str | None:
-    """`claude-code:<prompt_id>` when Claude Code names the prompt, so a repeated hook records it once."""
-    prompt_id = hook_input.get("prompt_id")
-    if isinstance(prompt_id, str) and prompt_id.strip() and not has_control_character(prompt_id):
-        return f"{HOST_PART}:{prompt_id.strip()}"
-    return None
 
 
 def session_context(key: str, *, watched: bool) -> str:

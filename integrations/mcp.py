@@ -34,6 +34,7 @@ from sessionwatch.adapters.stores.port import StoreError
 from sessionwatch.domain.keys import SessionIdentity, resolve_identity
 from sessionwatch.domain.tools.config import ToolContext, ToolsConfig
 from sessionwatch.integrations.mcp_auth import BearerGate, check_exposure, check_token
+from sessionwatch.integrations.mcp_stdio import interruptible_stdin
 from sessionwatch.integrations.mcp_tools import CallerTools, ToolCallError
 
 __all__ = [
@@ -208,6 +209,7 @@ class _Handlers:
         self, _ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         try:
+            await self.tools.register_caller()  # at the first call: a client's health check registers nothing
             return _tool_result(await self.tools.call(params.name, params.arguments or {}))
         except ToolCallError as exc:
             return _tool_error(str(exc))
@@ -301,8 +303,6 @@ async def serve(options: ServerOptions) -> None:
         check_exposure(options.host, options.token)
     waker = _FeedWaker(identity.session_key)
     async with await sessionwatch.aio.open(options.url, waker=waker, sweep_on_open=False) as watch:
-        if await watch.registry_entry(identity.session_key, agent_id=identity.agent_id) is None:
-            await watch.upsert_session(identity.session_key, agent_id=identity.agent_id)
         ctx = ToolContext(session_key=identity.session_key, agent_id=identity.agent_id)
         tools = CallerTools(watch, ctx, config=ToolsConfig(visibility=options.visibility))
         feed = NoticeFeed(tools, identity)
@@ -312,7 +312,10 @@ async def serve(options: ServerOptions) -> None:
         poller = asyncio.create_task(feed.poll(options.poll_interval)) if options.poll_interval > 0 else None
         try:
             if options.transport == "stdio":
-                async with stdio_server() as (read, write):
+                async with stdio_server(stdin=interruptible_stdin()) as (
+                    read,
+                    write,
+                ):  # SIGINT ends it at once
                     await server.run(read, write, server.create_initialization_options())
             else:
                 await _serve_http(server, options)

@@ -357,6 +357,7 @@ class CallerTools:
         self._watch = watch
         self._ctx = ctx
         self.caller_key: str = ctx.session_key
+        self._registered = False
         self._tools = SessionTools(
             BlockingWatch(watch, asyncio.get_running_loop()),
             transcripts=NoTranscripts(),
@@ -427,6 +428,14 @@ class CallerTools:
         if ack and given:
             await self._watch.acknowledge(self.caller_key, given)
         return [notice.to_json() for notice in given]
+
+    async def register_caller(self) -> None:
+        """Register the calling session if it is new (once per server: its first tool call does it)."""
+        if self._registered:
+            return
+        if await self._watch.registry_entry(self.caller_key, agent_id=self._ctx.agent_id) is None:
+            await self._watch.upsert_session(self.caller_key, agent_id=self._ctx.agent_id)
+        self._registered = True
 
     async def _target(self, arguments: SessionStatusArguments | SessionTargetArguments) -> RegistryEntry:
         """The session the arguments name, when the caller may read its status (the tools' own rules)."""

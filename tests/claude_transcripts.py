@@ -224,11 +224,69 @@ def queue_operation(operation: str, timestamp: str = "2026-11-30T11:59:20.000Z",
     }
 
 
-def queued_command(text: str, timestamp: str = "2026-11-30T11:59:21.000Z", *, mode: str = "prompt") -> Record:
-    """A queued prompt (or notification) absorbed into the running turn, as an attachment record."""
+def queued_command(
+    text: str, timestamp: str = "2026-11-30T11:59:21.000Z", *, mode: str = "prompt", labelled: bool = True
+) -> Record:
+    """A queued prompt (or notification) absorbed into the running turn, as an attachment record.
+
+    `labelled`: the TUI writes the prompt's `origin`; 2.1.197 over stream-json writes none.
+    """
     origin = {"kind": "human"} if mode == "prompt" else {"kind": mode}
-    attachment = {"type": "queued_command", "prompt": text, "commandMode": mode, "origin": origin}
+    attachment: dict[str, object] = {"type": "queued_command", "prompt": text, "commandMode": mode}
+    if labelled:
+        attachment["origin"] = origin
     return _base("attachment", timestamp, attachment=attachment)
+
+
+def local_command(name: str, timestamp: str = "2026-11-30T11:59:00.000Z") -> Record:
+    """A slash command that runs locally (`/context`, `/usage`), which 2.1.197 writes as a system record."""
+    content = (
+        f"<command-name>/{name}</command-name>\n            <command-message>{name}</command-message>\n"
+        "            <command-args></command-args>"
+    )
+    return _base("system", timestamp, subtype="local_command", content=content, level="info", isMeta=False)
+
+
+def local_command_output(text: str, timestamp: str = "2026-11-30T11:59:01.000Z") -> Record:
+    """What a local command printed, as 2.1.197 writes it: a system record, not a human."""
+    content = f"<local-command-stdout>{text}</local-command-stdout>"
+    return _base("system", timestamp, subtype="local_command", content=content, level="info", isMeta=False)
+
+
+def scheduled_task_fire(timestamp: str = "2026-11-30T11:59:30.000Z") -> Record:
+    """The system record 2.1.197 writes when a scheduled (cron) task fires."""
+    return _base(
+        "system", timestamp, subtype="scheduled_task_fire", content="Running scheduled task", isMeta=False
+    )
+
+
+def scheduled_prompt(text: str, timestamp: str = "2026-11-30T11:59:31.000Z") -> Record:
+    """The prompt of a scheduled (cron) task, as 2.1.197 delivers it: labelled, not a human."""
+    return prompt(text, timestamp, isMeta=True, promptSource="system", queuePriority="later")
+
+
+def question_answer(
+    answers: Mapping[str, str], timestamp: str = "2026-11-30T11:59:40.000Z", *, response: str | None = None
+) -> Record:
+    """The tool result of `AskUserQuestion`: the person's answers to the agent's own question."""
+    questions = [
+        {"question": question, "header": "Q", "options": [], "multiSelect": False} for question in answers
+    ]
+    result: dict[str, object] = {"questions": questions, "answers": dict(answers)}
+    if response is not None:
+        result["response"] = response
+    text = "Your questions have been answered: " + ", ".join(f'"{q}"="{a}"' for q, a in answers.items())
+    content = [{"tool_use_id": "toolu_ask", "type": "tool_result", "content": text}]
+    return _base("user", timestamp, message={"role": "user", "content": content}, toolUseResult=result)
+
+
+def question_declined(timestamp: str = "2026-11-30T11:59:40.000Z") -> Record:
+    """The tool result of an `AskUserQuestion` the person dismissed: no answer."""
+    text = "The user doesn't want to proceed with this tool use."
+    content = [{"tool_use_id": "toolu_ask", "type": "tool_result", "content": text, "is_error": True}]
+    return _base(
+        "user", timestamp, message={"role": "user", "content": content}, toolUseResult=f"Error: {text}"
+    )
 
 
 def turn_duration(timestamp: str = "2026-11-30T11:59:50.000Z") -> Record:

@@ -14,8 +14,15 @@ import pytest
 from claude_transcripts import append_bytes
 from pydantic import JsonValue
 
+from sessionwatch.adapters.upstream.transcript_formats import (
+    QUEUE_LIMIT,
+    Prompt,
+    Queue,
+    QueuedPrompt,
+    claude_code_prompt,
+)
 from sessionwatch.adapters.upstream.transcripts import JsonlTranscriptProvider
-from sessionwatch.domain.upstream import UpstreamActivity, UpstreamMissing, UpstreamProbe
+from sessionwatch.domain.upstream import UpstreamActivity, UpstreamMissing, UpstreamProbe, normalize_text
 
 SESSION = "agent:main:adopted"
 
@@ -106,3 +113,34 @@ def read_while_written(
         turns, marker, ticks = turns + reading.turns, reading.marker, ticks + reading.ticks
         markers.extend(reading.markers)
     return Reading(turns, marker, ticks, tuple(markers))
+
+
+@dataclass(frozen=True, slots=True)
+class QueueingFormat:
+    """A format that counts a prompt when it is queued and its later delivery not again.
+
+    Neither built-in format needs queue state any more; this one keeps the provider's support for
+    formats that do (positions in the marker, the queued lines read again) under test. It counts a
+    `queue-operation` `enqueue` of plain text and takes a `user` record with the same words as that
+    prompt's delivery; any other typed `user` record counts as itself.
+    """
+
+    name: str = "queueing"
+
+    def read(self, record: object, queued: Queue, at: int) -> tuple[Prompt | None, Queue]:
+        """The prompt the record is and the queue after it."""
+        if not isinstance(record, dict):
+            return None, queued
+        if record.get("type") == "queue-operation" and record.get("operation") == "enqueue":
+            content = record.get("content")
+            if not isinstance(content, str) or content.startswith("<"):
+                return None, queued
+            words = normalize_text(content)
+            return Prompt(words, None), (*queued, QueuedPrompt(at, words))[-QUEUE_LIMIT:]
+        prompt = claude_code_prompt(record) if record.get("type") == "user" else None
+        if prompt is None:
+            return None, queued
+        delivered = next((i for i, entry in enumerate(queued) if entry.words == prompt.words), None)
+        if delivered is not None:
+            return None, queued[:delivered] + queued[delivered + 1 :]
+        return prompt, queued

@@ -145,6 +145,17 @@ def upstream_link(core: Core, key: object, *, agent_id: object = None) -> Upstre
     return UpstreamLink.from_state(link) if link is not None and link.active else None
 
 
+def upstream_links(core: Core, *, catalog_id: object = None) -> list[UpstreamLink]:
+    """Every active upstream link (of one catalog when `catalog_id` is given), by identity."""
+    catalog = None if catalog_id is None else check_text(catalog_id, "catalog_id", _MAX_SOURCE_FIELD)
+    core.check_open()
+    return [
+        UpstreamLink.from_state(link)
+        for link in core.store.upstream_links(watched_only=False)
+        if catalog is None or link.source.catalog_id == catalog
+    ]
+
+
 def apply_verdict(
     core: Core, link: UpstreamLinkState, verdict: Verdict, *, session: SessionState
 ) -> Work[Applied, tuple[Outcome, Signal | None]]:

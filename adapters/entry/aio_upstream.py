@@ -77,6 +77,10 @@ class AsyncUpstream:
         """The session's active upstream link, or None."""
         return await self._scheduler.read(upstream.upstream_link, self._core, key, agent_id=agent_id)
 
+    async def upstream_links(self, *, catalog_id: str | None = None) -> list[UpstreamLink]:
+        """Every active upstream link (of one catalog when `catalog_id` is given)."""
+        return await self._scheduler.read(upstream.upstream_links, self._core, catalog_id=catalog_id)
+
     async def upstream_tick(
         self,
         providers: Mapping[str, UpstreamProvider | AsyncUpstreamProvider],

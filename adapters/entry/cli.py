@@ -10,6 +10,7 @@ escapes. A "no" answer (1) is an answer, not an error: it is printed on stdout (
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.metadata
 import os
 import re
@@ -454,7 +455,27 @@ def _run(argv: Sequence[str] | None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code (the console script passes it to `sys.exit`)."""
+    """Run the command line; returns the exit code (the console script passes it to `sys.exit`).
+
+    Run as the process (`argv` None), an interrupted command exits at once: its stores are closed
+    by then, and an MCP client that stops its stdio server with SIGINT sends SIGTERM if the process
+    is still there a tenth of a second later, less than the interpreter takes to unload the SDK.
+    """
+    code = _main(argv)
+    if argv is None and code == EXIT_INTERRUPTED:
+        exit_at_once(code)
+    return code
+
+
+def exit_at_once(code: int) -> NoReturn:
+    """Flush what was printed, then end the process without the interpreter's own clean-up."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         return _run(argv)
     except (CliError, *_INPUT_ERRORS) as exc:

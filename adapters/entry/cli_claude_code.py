@@ -39,7 +39,8 @@ def add_commands(
         help="Claude Code: the prompt hook, the project install, the MCP server of a session",
         description="Connect Claude Code sessions to sessionwatch: `install` adds the hook to a "
         "project's .claude/settings.json and the MCP server to its .mcp.json; Claude Code then "
-        "runs `hook` at SessionStart and UserPromptSubmit, and starts `mcp` for each session.",
+        "runs `hook` at SessionStart, UserPromptSubmit, Stop and SessionEnd, and starts `mcp` for "
+        "each session.",
     )
     actions = host.add_subparsers(dest="claude_code_command", metavar="COMMAND", required=True)
     _leaf(
@@ -48,12 +49,14 @@ def add_commands(
         "hook",
         hook_command,
         help="the command hook Claude Code runs (JSON on stdin); always exits 0",
-        description="Read one hook input from stdin. SessionStart registers the session under "
-        "agent:<project>:claude-code:<session_id> and tells it its key; UserPromptSubmit records a "
-        "human_direct_message when a person typed the prompt, then prints the session's pending "
-        "notices as additionalContext and acknowledges them. Any failure prints nothing on stdout, "
-        "one line on stderr, and exits 0. The store: --db, else $SESSIONWATCH_URL, else "
-        "sessionwatch.db in $CLAUDE_PROJECT_DIR.",
+        description="Read one hook input from stdin. Every event reads the session's transcript on "
+        "from where the last one stopped and records a human_direct_message for the turns a person "
+        "typed there (the transcript provider's rule). SessionStart registers the session under "
+        "agent:<project>:claude-code:<session_id> (a /clear continues the key of the session it "
+        "ended) and tells it its key; UserPromptSubmit prints the session's pending notices as "
+        "additionalContext and acknowledges them. Any failure prints nothing on stdout, one line on "
+        "stderr, and exits 0. The store: --db, else $SESSIONWATCH_URL, else sessionwatch.db in "
+        "$CLAUDE_PROJECT_DIR.",
     )
     install = _leaf(
         actions,
@@ -61,8 +64,9 @@ def add_commands(
         "install",
         install_command,
         help="add the hook and the MCP server to a project (idempotent)",
-        description="Add the hook for SessionStart and UserPromptSubmit to DIR/.claude/settings.json "
-        "and the `sessionwatch` server to DIR/.mcp.json. Running it again changes nothing; the "
+        description="Add the hook for SessionStart, UserPromptSubmit, Stop and SessionEnd to "
+        "DIR/.claude/settings.json and the `sessionwatch` server to DIR/.mcp.json. Running it again "
+        "changes nothing (and upgrades an earlier install to these events); the "
         "files' other content is kept byte for byte. A file that is not a JSON object stops the "
         "install before anything is written. Without --db the hook and the server use "
         "$SESSIONWATCH_URL, else sessionwatch.db in the project directory.",
@@ -80,10 +84,12 @@ def add_commands(
         "mcp",
         mcp_command,
         help="run `sessionwatch mcp` for the Claude Code session that started it",
-        description="The .mcp.json entry: registers the session from $CLAUDE_CODE_SESSION_ID and "
-        "$CLAUDE_PROJECT_DIR (Claude Code sets both for the stdio servers it starts), then runs "
+        description="The .mcp.json entry: the session's key from $CLAUDE_CODE_SESSION_ID and "
+        "$CLAUDE_PROJECT_DIR (Claude Code sets both for the stdio servers it starts), served by "
         "`sessionwatch mcp --session KEY --transport stdio --visibility agent` (the project's "
-        "sessions) with the same store. Options after `--` are passed on to `sessionwatch mcp`.",
+        "sessions) with the same store; the session is registered at its first tool call, so a "
+        "health check (`claude mcp list`) registers nothing. Options after `--` are passed on to "
+        "`sessionwatch mcp`.",
     )
     server.set_defaults(run_command_line=run_command_line)
     server.add_argument(
@@ -162,11 +168,11 @@ def _check_lasting_store(db: str) -> None:
 
 
 def mcp_command(args: argparse.Namespace) -> int:
-    """`claude-code mcp`: register this Claude Code session, then serve it with `sessionwatch mcp`."""
-    from sessionwatch.integrations.claude_code import HookInputError, register_server_session  # noqa: PLC0415
+    """`claude-code mcp`: serve this session with `sessionwatch mcp` (registered at its first tool call)."""
+    from sessionwatch.integrations.claude_code import HookInputError, served_key  # noqa: PLC0415
 
     try:
-        url, key = register_server_session(args.db, os.environ)
+        url, key = served_key(args.db, os.environ)
     except HookInputError as exc:
         raise CliError(str(exc)) from None
     except StoreError as exc:  # the store the session's hook and server share cannot be opened

@@ -43,7 +43,7 @@ def mcp_commands(commands: argparse._SubParsersAction[ParserT], common: Sequence
         required=True,
         metavar="KEY",
         help="the calling session the server serves, agent:ID:REST (a bare key needs --agent, and is "
-        "never notified); registered in the store if it is new",
+        "never notified); registered in the store at its first tool call if it is new",
     )
     mcp.add_argument(
         "--agent", metavar="ID", help="the session's agent id (required for a bare --session key)"

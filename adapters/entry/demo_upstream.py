@@ -30,14 +30,25 @@ def _codex_user(text: str) -> Json:
     return {"timestamp": _STAMP, "type": "response_item", "payload": payload}
 
 
+_ABSORBED: Json = {
+    "type": "queued_command",
+    "prompt": "Also fix it.",
+    "commandMode": "prompt",
+    "origin": {"kind": "human"},
+}
+"""How Claude Code delivers a prompt typed while a tool ran into the running turn."""
+
 _CLAUDE_BEFORE = [_claude_user("Set up the project.")]
 _CLAUDE_AFTER = [
     _claude_user("Why does the login test fail?"),  # typed: counts
     _claude_user("<task-notification>the build finished</task-notification>"),  # the tool's own
     _claude_user("<bash-stdout>3 passed</bash-stdout><bash-stderr></bash-stderr>"),  # a shell echo
     {"type": "queue-operation", "operation": "enqueue", "timestamp": _STAMP, "content": "Also fix it."},
+    {"type": "queue-operation", "operation": "remove", "timestamp": _STAMP},
+    {"type": "attachment", "attachment": _ABSORBED, "timestamp": _STAMP},  # delivered: counts
 ]
-"""One prompt typed, one typed while the agent was busy (queued): 2 human turns, the rest the tool's."""
+"""One prompt typed, one typed while the agent was busy (queued, then absorbed into the running turn):
+2 human turns, the rest the tool's."""
 _CODEX_BEFORE = [_codex_user("<environment_context>cwd: /repo</environment_context>")]
 _CODEX_AFTER = [
     _codex_user("<user_instructions>follow AGENTS.md</user_instructions>"),  # injected, not typed

@@ -508,6 +508,10 @@ class SessionWatch:
         """The session's active upstream link, or None."""
         return upstream.upstream_link(self._core, key, agent_id=agent_id)
 
+    def upstream_links(self, *, catalog_id: str | None = None) -> list[UpstreamLink]:
+        """Every active upstream link (of one catalog when `catalog_id` is given)."""
+        return upstream.upstream_links(self._core, catalog_id=catalog_id)
+
     def upstream_tick(
         self, providers: Mapping[str, UpstreamProvider], *, transcripts: Transcripts | None = None
     ) -> TickReport:

@@ -4,26 +4,30 @@ Shell-side but pure in practice: each format reads one parsed record (and the sm
 link's marker carries) and says whether it is a prompt a person typed. The text rules themselves
 are `sessionwatch.domain.prompt_origin`'s, shared with any other reader of the same tool.
 
-Claude Code (`~/.claude/projects/<project>/<session>.jsonl`) counts a `user` record whose words a
-person typed (plain text, `<bash-input>` shell-mode input, a `<command-name>` slash command, or only
-pasted images), and not: tool results; `isMeta`, `isSidechain` and compact-summary records;
-records Claude Code marks as not from a person (`origin.kind` other than `human`,
-`promptSource: "system"`); and text the tool writes as the user (task notifications, shell output
-echoes, other agents' messages, interrupt markers, local command output).
+Claude Code (`~/.claude/projects/<project>/<session>.jsonl`) counts each prompt where Claude Code
+delivers it to the session, once, and only when no label says the tool wrote it:
 
-A prompt typed while the agent is busy is written first as a `queue-operation` `enqueue` record
-and only later, if at all, delivered: as a `user` record after a `dequeue`, as a `queued_command`
-attachment (absorbed into the running turn after a `remove`), inside a tool result, or not at all
-(`remove` when cancelled, `popAll` when pulled back into the input). The enqueue is what is
-counted, always and once. To not count the later copy, the enqueue joins the queue (its byte
-offset in the file, and its words in memory only); a `user` record with the same words is that
-prompt's delivery and leaves the queue instead of counting; an attachment and a `remove` with
-content take it out too; `dequeue` and `popAll` leave it, so a prompt pulled back and sent again
-unchanged is not counted twice. The queue keeps the newest `QUEUE_LIMIT` prompts. A link's marker
-carries only their offsets, never anything derived from their words: the provider reads the few
-enqueue lines again at those offsets and classifies them with this same format, so a scan window
-that holds the enqueue but not the delivery (or the other way round) counts the same as one read
-of both.
+- a `user` record whose words a person typed (plain text, `<bash-input>` shell-mode input, a
+  `<command-name>` slash command, or only pasted images), and not: tool results; `isMeta`,
+  `isSidechain` and compact-summary records; records Claude Code marks as not from a person
+  (`origin.kind` other than `human`, `promptSource: "system"`: scheduled and cron prompts, task
+  notifications); and text the tool writes as the user (task notifications, shell output echoes,
+  other agents' messages, interrupt markers, local command output);
+- a `system` `local_command` record naming a slash command that runs locally (`/context`,
+  `/usage`: Claude Code writes no `user` record for those);
+- a `queued_command` attachment of `commandMode` `prompt` with a person's origin: a prompt typed
+  while the agent was busy, absorbed into the running turn;
+- the person's answer to the agent's own question (an `AskUserQuestion` tool result that holds
+  answers or a typed response);
+- a `queue-operation` `remove` that carries the prompt's text: how older versions took a queued
+  prompt out of the queue, delivered inside a tool result or withdrawn, without saying which.
+
+`enqueue`, `dequeue` and `popAll` lines count nothing: a prompt queued while the agent was busy is
+counted by its delivery (a `user` record after a `dequeue`, an attachment after a `remove`), which
+also carries the labels that tell a scheduled prompt from a typed one; a prompt pulled back
+(`popAll`) and queued again is delivered once. A prompt queued and never delivered (withdrawn,
+or left in the queue when the session ended) never reached the session and is not counted. The
+format keeps no queue state, so any split of a transcript into ticks counts the same.
 
 Codex (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`) counts the records
 `sessionwatch.domain.codex_prompts` calls a person's act: `response_item` user messages a person
@@ -46,6 +50,7 @@ from typing import Protocol, runtime_checkable
 from sessionwatch.domain.codex_prompts import classify_codex_record, codex_rollout_is_subagent
 from sessionwatch.domain.prompt_origin import (
     ClassifiedPrompt,
+    PromptOrigin,
     classify_claude_code_prompt,
     claude_code_labels_not_human,
 )
@@ -227,58 +232,91 @@ def _content(content: object) -> _Content | None:
 
 @dataclass(frozen=True, slots=True)
 class ClaudeCodeFormat:
-    """Claude Code session transcripts, queued prompts counted once (see the module docstring)."""
+    """Claude Code session transcripts: each delivered human prompt once (see the module docstring)."""
 
     name: str = "claude-code"
 
-    def read(self, record: object, queued: Queue, at: int) -> tuple[Prompt | None, Queue]:
-        """A typed prompt, an enqueued prompt, or the queue bookkeeping of the record."""
-        if not isinstance(record, dict):
-            return None, queued
-        match record.get("type"):
-            case "user":
-                return self._user(record, queued)
-            case "queue-operation":
-                return self._queue_operation(record, queued, at)
-            case "attachment":
-                attachment = record.get("attachment")
-                if isinstance(attachment, dict) and attachment.get("type") == "queued_command":
-                    return None, _delivered(_classify(attachment.get("prompt")), queued)
-                return None, queued
-            case _:
-                return None, queued
+    def read(self, record: object, queued: Queue, at: int) -> tuple[Prompt | None, Queue]:  # noqa: ARG002
+        """The prompt this record is; Claude Code's delivery records need no queue state."""
+        return claude_code_prompt(record), queued
 
-    def _user(self, record: Mapping[str, object], queued: Queue) -> tuple[Prompt | None, Queue]:
-        if any(record.get(flag) is True for flag in _CLAUDE_EXCLUDED_FLAGS):
-            return None, queued
-        if claude_code_labels_not_human(record):
-            return None, queued
-        message = record.get("message")
-        if not isinstance(message, dict) or message.get("role") != "user":
-            return None, queued
-        content = _content(message.get("content"))
-        if content is None or content.tool_result:
-            return None, queued
-        classified = classify_claude_code_prompt(content.text, images=content.images)
-        if not classified.origin.is_human:
-            return None, queued
-        if any(entry.words == classified.words for entry in queued):
-            return None, _without(queued, classified.words)  # the delivery of a prompt counted when queued
-        return Prompt(classified.words, parse_timestamp(record.get("timestamp"))), queued
 
-    def _queue_operation(
-        self, record: Mapping[str, object], queued: Queue, at: int
-    ) -> tuple[Prompt | None, Queue]:
-        operation = record.get("operation")
-        if operation == "remove":
-            return None, _delivered(_classify(record.get("content")), queued)
-        if operation != "enqueue":
-            return None, queued  # dequeue and popAll: the prompt may still come back as a user record
-        classified = _classify(record.get("content"))
-        if classified is None or not classified.origin.is_human:
-            return None, queued
-        grown = (*queued, QueuedPrompt(at, classified.words))[-QUEUE_LIMIT:]
-        return Prompt(classified.words, parse_timestamp(record.get("timestamp"))), grown
+def claude_code_prompt(record: object) -> Prompt | None:
+    """The human turn one Claude Code transcript record is, or None."""
+    if not isinstance(record, dict):
+        return None
+    match record.get("type"):
+        case "user":
+            classified = _user_record(record)
+        case "system":
+            classified = _local_command(record)
+        case "attachment":
+            classified = _absorbed_prompt(record.get("attachment"))
+        case "queue-operation":
+            classified = _removed_with_text(record)
+        case _:
+            classified = None
+    if classified is None or not classified.origin.is_human:
+        return None
+    return Prompt(classified.words, parse_timestamp(record.get("timestamp")))
+
+
+def _user_record(record: Mapping[str, object]) -> ClassifiedPrompt | None:
+    """A `user` record: typed words, shell input, a slash command, images, or an answer."""
+    if any(record.get(flag) is True for flag in _CLAUDE_EXCLUDED_FLAGS) or claude_code_labels_not_human(
+        record
+    ):
+        return None
+    message = record.get("message")
+    if not isinstance(message, dict) or message.get("role") != "user":
+        return None
+    content = _content(message.get("content"))
+    if content is None:
+        return None
+    if content.tool_result:
+        return _answer(record.get("toolUseResult"))
+    return classify_claude_code_prompt(content.text, images=content.images)
+
+
+def _answer(result: object) -> ClassifiedPrompt | None:
+    """The person's answer in an `AskUserQuestion` tool result (`questions` with answers or a response)."""
+    if not isinstance(result, dict) or not isinstance(result.get("questions"), list):
+        return None
+    answers = result.get("answers")
+    chosen = [str(value) for value in answers.values()] if isinstance(answers, dict) else []
+    response = result.get("response")
+    if isinstance(response, str) and response.strip():
+        chosen.append(response)
+    words = normalize_text(" ".join(chosen))
+    return ClassifiedPrompt(PromptOrigin.TYPED, words) if words else None
+
+
+def _local_command(record: Mapping[str, object]) -> ClassifiedPrompt | None:
+    """A slash command that runs locally, written only as a `system` `local_command` record."""
+    if record.get("subtype") != "local_command" or record.get("isMeta") is True:
+        return None
+    if claude_code_labels_not_human(record) or not isinstance(text := record.get("content"), str):
+        return None
+    classified = classify_claude_code_prompt(text)
+    return classified if classified.origin is PromptOrigin.SLASH_COMMAND else None
+
+
+def _absorbed_prompt(attachment: object) -> ClassifiedPrompt | None:
+    """A prompt typed while the agent was busy and absorbed into the running turn (`queued_command`)."""
+    if not isinstance(attachment, dict) or attachment.get("type") != "queued_command":
+        return None
+    if attachment.get("commandMode", "prompt") != "prompt" or attachment.get("isMeta") is True:
+        return None
+    if claude_code_labels_not_human(attachment):
+        return None
+    return _classify(attachment.get("prompt"))
+
+
+def _removed_with_text(record: Mapping[str, object]) -> ClassifiedPrompt | None:
+    """An older version's `remove` naming the prompt it took out of the queue (delivered or withdrawn)."""
+    if record.get("operation") != "remove" or "content" not in record:
+        return None
+    return _classify(record.get("content"))
 
 
 def _classify(content: object) -> ClassifiedPrompt | None:
@@ -287,21 +325,6 @@ def _classify(content: object) -> ClassifiedPrompt | None:
     if parsed is None or parsed.tool_result:
         return None
     return classify_claude_code_prompt(parsed.text, images=parsed.images)
-
-
-def _delivered(classified: ClassifiedPrompt | None, queued: Queue) -> Queue:
-    """The queue once the prompt with these words left it (unchanged when it is not there)."""
-    if classified is None or not classified.origin.is_human:
-        return queued
-    return _without(queued, classified.words)
-
-
-def _without(queued: Queue, words: str) -> Queue:
-    """`queued` without its oldest prompt with these words (unchanged when there is none)."""
-    index = next((i for i, entry in enumerate(queued) if entry.words == words), None)
-    if index is None:
-        return queued
-    return queued[:index] + queued[index + 1 :]
 
 
 # ------------------------------------------------------------------------------------------ Codex

@@ -5,9 +5,10 @@ probe, never message text. Nothing happens at import time. Which records are hum
 format's business (`sessionwatch.adapters.upstream.transcript_formats`); this module reads the bytes.
 
 A link's `upstream_ref` is the transcript path; its marker is `{"offset": <byte offset>}` (None:
-offset 0), plus `"queued"`: the byte offsets of the `enqueue` lines of Claude Code prompts counted
-when they were queued and not delivered yet, newest last, only while there are any (markers
-without it read as none queued). A marker holds positions only, never anything derived from
+offset 0), plus `"queued"` for a format that counts prompts when they are queued: the byte offsets
+of the `enqueue` lines of prompts counted and not delivered yet, newest last, only while there are
+any (markers without it read as none queued). Neither built-in format queues; offsets an earlier
+Claude Code format stored are read and dropped. A marker holds positions only, never anything derived from
 message text: the store keeps it, and a hash of a short prompt could be confirmed by guessing.
 Each tick reads at most `scan_cap` bytes from the offset, consumes only complete lines (ending in
 a newline), classifies each, and answers with the count and the marker after the last complete

@@ -1,8 +1,10 @@
 """Replay two Claude Code sessions of this project, a lead watching a worker, through the real hook.
 
 Every hook runs exactly as `.claude/settings.json` names it (through `/bin/sh`, as Claude Code runs a
-command hook), with the environment and the stdin JSON Claude Code gives it. The store is a fresh
-SQLite file in a temporary directory (or the URL given as the first argument), never this folder.
+command hook), with the environment and the stdin JSON Claude Code gives it, and the session
+transcripts are written as Claude Code writes them: the prompt after its prompt hook ran. The store
+and the transcripts are in a fresh temporary directory (the store at the URL given as the first
+argument, if any), never in this folder.
 
     python examples/claude_code/replay.py [STORE_URL]
 """
@@ -15,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 
 import sessionwatch
@@ -51,11 +54,11 @@ def environment(store: str, session_id: str) -> dict[str, str]:
     }
 
 
-def fire(store: str, event: str, session_id: str, **fields: str) -> str | None:
+def fire(store: str, transcripts: Path, event: str, session_id: str, **fields: str) -> str | None:
     """Run the hooks of one event; the `additionalContext` they returned, if any."""
     payload = {
         "session_id": session_id,
-        "transcript_path": f"{Path.home()}/.claude/projects/{str(HERE).replace('/', '-')}/{session_id}.jsonl",
+        "transcript_path": str(transcripts / f"{session_id}.jsonl"),
         "cwd": str(HERE),
         "permission_mode": "default",
         "hook_event_name": event,
@@ -79,16 +82,38 @@ def fire(store: str, event: str, session_id: str, **fields: str) -> str | None:
     return context
 
 
-def prompt(store: str, session_id: str, text: str) -> str | None:
-    """A UserPromptSubmit with this text."""
-    return fire(store, "UserPromptSubmit", session_id, prompt=text, prompt_id=str(uuid.uuid4()))
+def write(transcripts: Path, session_id: str, text: str, **labels: object) -> None:
+    """Claude Code writes a user record to the session's transcript (after the prompt hook ran)."""
+    record = {
+        "type": "user",
+        "message": {"role": "user", "content": text},
+        "sessionId": session_id,
+        "uuid": str(uuid.uuid4()),
+        "timestamp": datetime.now(UTC).isoformat(),
+        **labels,
+    }
+    with (transcripts / f"{session_id}.jsonl").open("a", encoding="utf-8") as transcript:
+        transcript.write(json.dumps(record) + "\n")
 
 
-def main(store: str) -> None:
+def turn(store: str, transcripts: Path, session_id: str, text: str, **labels: object) -> str | None:
+    """One turn: the prompt hook, the prompt written, the turn's end (`Stop`); the prompt's context."""
+    context = fire(
+        store, transcripts, "UserPromptSubmit", session_id, prompt=text, prompt_id=str(uuid.uuid4())
+    )
+    write(transcripts, session_id, text, **labels)
+    fire(store, transcripts, "Stop", session_id)
+    return context
+
+
+def main(store: str, transcripts: Path) -> None:
     """The story: start both, the lead watches, the worker gets three prompts, the lead two."""
     print("1. both sessions start; each is told its key:")
     for session_id in (LEAD, WORKER):
-        print(f"   {fire(store, 'SessionStart', session_id, source='startup', model='claude-sonnet-4-5')}")
+        context = fire(
+            store, transcripts, "SessionStart", session_id, source="startup", model="claude-opus-4-5"
+        )
+        print(f"   {context}")
     with sessionwatch.open(store) as watch:
         keys = {entry.session_id: entry.session_key for entry in watch.registry_entries()}
         lead, worker = keys[LEAD], keys[WORKER]
@@ -96,23 +121,29 @@ def main(store: str) -> None:
         watch.watch(lead, worker)
     print("2. the lead watches the worker")
 
-    prompt(store, WORKER, "Add a retry to the payment client and run the tests")
-    prompt(store, WORKER, TASK_NOTIFICATION)
-    prompt(store, WORKER, FROM_ANOTHER_SESSION)
+    typed = {"promptSource": "typed", "origin": {"kind": "human"}}
+    turn(store, transcripts, WORKER, "Add a retry to the payment client and run the tests", **typed)
+    turn(
+        store,
+        transcripts,
+        WORKER,
+        TASK_NOTIFICATION,
+        promptSource="system",
+        origin={"kind": "task-notification"},
+    )
+    turn(store, transcripts, WORKER, FROM_ANOTHER_SESSION)
     with sessionwatch.open(store) as watch:
         delta = watch.session_status(worker, changes_since=0).state_changes
-    recorded = [(event.kind.value, event.summary) for event in delta.events] if delta else []
+    events = delta.events if delta else ()
+    recorded = [(event.kind.value, event.summary) for event in events if event.actor_type == "human"]
     print("3. the worker got a typed prompt, a task notification and a message from another session;")
     print(f"   recorded: {recorded}")
 
     print("4. the lead's next prompt carries the notice:")
-    print(f"   {prompt(store, LEAD, 'How is the worker doing?')}")
-    print(f"5. the prompt after that carries nothing: {prompt(store, LEAD, 'Thanks')}")
+    print(f"   {turn(store, transcripts, LEAD, 'How is the worker doing?', **typed)}")
+    print(f"5. the prompt after that carries nothing: {turn(store, transcripts, LEAD, 'Thanks', **typed)}")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1:
-        main(sys.argv[1])
-    else:
-        with tempfile.TemporaryDirectory() as folder:
-            main(str(Path(folder) / "sessionwatch.db"))
+    with tempfile.TemporaryDirectory() as folder:
+        main(sys.argv[1] if len(sys.argv) > 1 else str(Path(folder) / "sessionwatch.db"), Path(folder))

@@ -260,6 +260,44 @@ def test_unwatched_links_are_not_probed(watch: SessionWatch) -> None:
     assert report.probed == 0
 
 
+# ---------------------------------------------------------------- one session's link, by name
+
+
+def test_following_an_unlinked_session_or_a_bare_key_asks_nothing(watch: SessionWatch) -> None:
+    provider = ScriptedProvider(activity(1, 10))
+    link(watch)
+    watch.unlink_upstream(ADOPTED)
+    assert watch.follow_upstream(ADOPTED, {CATALOG: provider}).probed == 0
+    assert provider.calls == []
+    with pytest.raises(sessionwatch.InvalidQuery) as bare:
+        watch.follow_upstream("global", {CATALOG: provider})
+    assert bare.value.field == "agent_id"
+
+
+def test_following_a_session_with_an_active_run_defers_its_link(adopted: SessionWatch) -> None:
+    adopted.run_started(ADOPTED, "run-1")
+    provider = ScriptedProvider(activity(1, 10))
+    report = adopted.follow_upstream(ADOPTED, {CATALOG: provider})
+    assert (report.deferred, provider.calls) == ((ADOPTED,), [])
+    assert marker(adopted) == {"offset": 0}
+
+
+def test_the_active_links_are_listed_by_catalog(watch: SessionWatch) -> None:
+    link(watch)
+    link(watch, "agent:main:codex", thread="t-2", catalog_id="codex")
+    link(watch, "agent:main:gone", thread="t-3")
+    watch.unlink_upstream("agent:main:gone")
+
+    assert [(k.session_key, k.thread_id) for k in watch.upstream_links()] == [
+        ("agent:main:adopted", "t-1"),
+        ("agent:main:codex", "t-2"),
+    ]
+    assert [k.session_key for k in watch.upstream_links(catalog_id="codex")] == ["agent:main:codex"]
+    with pytest.raises(InvalidSignal) as blank:
+        watch.upstream_links(catalog_id=" ")
+    assert blank.value.field == "catalog_id"
+
+
 def test_links_of_one_key_under_several_agents_are_skipped_as_ambiguous(watch: SessionWatch) -> None:
     for agent in ("main", "ops"):
         watch.upsert_session(f"agent:{agent}:main")

@@ -28,6 +28,8 @@ from typing import Self
 from hosts.processes import reap
 from hosts.tmux import HostTimeout, Pane
 
+import sessionwatch
+
 RECORD_HOOK = Path(__file__).resolve().parent / "record_hook.py"
 WATCH_HOOK = Path(__file__).resolve().parent / "watch_hook.py"
 LEAD = "agent:lead:main"
@@ -105,6 +107,7 @@ class ClaudeCodeHost:
         self.project = project or root / "project"
         self.hooks_file = root / "hooks.jsonl"
         self.store = store or root / "sessionwatch.db"
+        self.acknowledged = root / "acknowledged.json"
         self.with_sessionwatch = sessionwatch
         self._extra_settings = dict(settings or {})
 
@@ -234,6 +237,14 @@ class ClaudeCodeHost:
         return Pane(
             self.root / "tmux", [str(self.command), *options], cwd=self.project, environ=self.environ()
         )
+
+    def lead_acknowledges(self) -> None:
+        """The lead reads and acknowledges its notices now; `acknowledged.json` names them, at their heads."""
+        with sessionwatch.open(str(self.store), sweep_on_open=False, cross_process_wakes=False) as watch:
+            pending = watch.pending_notices(LEAD)
+            watch.acknowledge(LEAD, pending)
+            heads = {n.target: watch.session_status(n.target).state_version for n in pending}
+        write_json(self.acknowledged, heads)
 
     def clean_up(self) -> list[str]:
         """End what is left of the run (an MCP server Claude Code did not stop); their command lines."""

@@ -1,10 +1,9 @@
 """What sessionwatch made of a real run: the turns its hook recorded, the turns its provider counts.
 
 Both are read after the host exited. The hook's side is the store the installed hook wrote (every
-session in it, every `human_direct_message`, a burst's signal counted by its `turns`); the
-provider's side is `JsonlTranscriptProvider` run
-over each transcript the host wrote, tick by tick from the start as the monitor would, until it has
-nothing more to say.
+session in it, the turns of every `human_direct_message`: one signal may stand for a burst); the
+provider's side is `JsonlTranscriptProvider` run over each transcript the host wrote, tick by tick
+from the start as the monitor would, until it has nothing more to say.
 """
 
 from __future__ import annotations
@@ -42,16 +41,14 @@ def read_store(path: Path) -> StoreReading:
         for row in watch.sessions_list():
             status = watch.session_status(row.session_key, changes_since=0, limit=1000)
             changes = status.state_changes.events if status.state_changes is not None else ()
-            counts[row.session_key] = sum(
-                _turns(change.payload) for change in changes if change.kind == HUMAN
-            )
+            counts[row.session_key] = sum(turns(change.payload) for change in changes if change.kind == HUMAN)
     return StoreReading(counts)
 
 
-def _turns(payload: dict[str, int | str] | None) -> int:
-    """The human turns one signal stands for: a burst's `turns`, else one."""
-    turns = (payload or {}).get("turns", 1)
-    return turns if isinstance(turns, int) else 1
+def turns(payload: object) -> int:
+    """The human turns one `human_direct_message` stands for: its `turns` when a burst, else one."""
+    count = payload.get("turns") if isinstance(payload, dict) else None
+    return count if isinstance(count, int) else 1
 
 
 def provider_turns(provider: JsonlTranscriptProvider, path: Path) -> int:

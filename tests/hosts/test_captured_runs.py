@@ -2,9 +2,10 @@
 
 They need no CLI, so they run everywhere. The provider reads the captured transcripts; for Claude
 Code, the captured hook inputs go through `sessionwatch claude-code hook`'s handler in this process
-against a fresh store whose lead watches the session from its start, as in the real run (for Codex,
+against a fresh store whose lead watches the session from its start, as in the real run, each
+against its transcript as it was when the hook ran (the lines it held then); for Codex,
 `sessionwatch codex hook`'s handler on the captured rollouts, which are whole from the first hook
-on, so it is the rule the hook follows them with that is checked, not when it reads them). Each must
+on, so it is the rule the hook follows them with that is checked, not when it reads them. Each must
 give the ground truth, except where the scenario names why sessionwatch is wrong today (expected
 failures). That the capture still matches its own run is checked too, so a fixture cannot drift.
 """
@@ -25,7 +26,7 @@ from hosts.scenario import Scenario
 
 import sessionwatch
 from sessionwatch.integrations import codex
-from sessionwatch.integrations.claude_code import handle_hook, project_dir, session_key
+from sessionwatch.integrations.claude_code import EVENTS, handle_hook, project_dir, session_key
 
 SCENARIOS = {scenario.name: scenario for scenario in (*CLAUDE_CODE, *CODEX)}
 
@@ -104,23 +105,42 @@ def test_claude_code_hook_records_the_captured_hook_inputs_right(
     folder: Path, scenario: Scenario, tmp_path: Path
 ) -> None:
     store = tmp_path / "replay.db"
+    transcripts = tmp_path / "transcripts"
+    transcripts.mkdir()
     for line in (folder / "hooks.jsonl").read_text(encoding="utf-8").splitlines():
         entry = json.loads(line)
         hook_input, environ = entry["input"], _environ(entry["env"], folder)
-        if not isinstance(hook_input, dict) or hook_input.get("hook_event_name") not in {
-            "SessionStart",
-            "UserPromptSubmit",
-        }:
+        if not isinstance(hook_input, dict) or hook_input.get("hook_event_name") not in EVENTS:
             continue
         hook_input = {**hook_input, "cwd": str(replay_path(str(hook_input["cwd"]), folder))}
+        named = hook_input.get("transcript_path")
+        if isinstance(named, str):
+            replayed = transcripts / Path(named).name
+            whole = hook_input["hook_event_name"] == "SessionEnd"  # the hook waits for the last lines
+            _as_the_hook_saw_it(folder / Path(named).name, replayed, None if whole else entry)
+            hook_input["transcript_path"] = str(replayed)
         if hook_input["hook_event_name"] == "SessionStart" and hook_input.get("source") == "startup":
             key = session_key(project_dir(hook_input, environ), hook_input["session_id"])
             with sessionwatch.open(str(store), sweep_on_open=False, cross_process_wakes=False) as watch:
                 watch.watch(LEAD, key)
-        handle_hook(hook_input, db=str(store), environ=environ)
+        handle_hook(hook_input, db=str(store), environ=environ, settle=0)
     recorded = read_store(store).human_turns
     assert recorded == _expected(folder)["hook_recorded"], "the capture no longer matches its run"
     assert recorded == scenario.truth
+
+
+def _as_the_hook_saw_it(captured: Path, replayed: Path, entry: dict[str, object] | None) -> None:
+    """The transcript as the hook read it: its first `transcript_lines` lines (none: no file yet).
+
+    Without an entry (a `SessionEnd`, whose hook waits for Claude Code's last lines) or a count (an
+    older capture), the whole transcript.
+    """
+    if not captured.exists():
+        return
+    lines = captured.read_bytes().splitlines(keepends=True)
+    count = len(lines) if entry is None else entry.get("transcript_lines", len(lines))
+    if isinstance(count, int):
+        replayed.write_bytes(b"".join(lines[:count]))
 
 
 def _environ(captured_environ: dict[str, str], folder: Path) -> dict[str, str]:

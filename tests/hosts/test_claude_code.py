@@ -1,7 +1,8 @@
 """Claude Code 2.1.197 for real: what a person typed, what sessionwatch's hook and provider made of it.
 
 Every scenario runs once per session (see conftest.py); these tests read its outcome. Rows that
-sessionwatch gets wrong today are expected failures naming the reason. The host-behaviour tests pin
+sessionwatch gets wrong today would be expected failures naming the reason (none are, for this
+version). The host-behaviour tests pin
 what Claude Code itself does (which hooks it runs, what their inputs and the transcript carry),
 because the hook design rests on it: if a new version changes it, these fail first.
 """
@@ -11,11 +12,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from hosts.claude_host import LEAD
 from hosts.claude_scenarios import SCENARIOS
-from hosts.evidence import claude_code_turns
+from hosts.evidence import turns
 from hosts.runner import Shared
 from hosts.scenario import Scenario
 from hosts.verdicts import described, params
+
+import sessionwatch
 
 pytestmark = pytest.mark.hosts
 
@@ -142,17 +146,35 @@ def test_clear_ends_the_session_and_starts_another_linked_only_by_the_prompt_id(
 
 
 @pytest.mark.scenarios("cc-tui-clear")
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="a link follows the transcript of the session it adopted; after /clear the session continues in a "
-    "new file that no link follows",
-)
-def test_clear_the_provider_follows_the_session_into_its_new_transcript(hosts: Shared) -> None:
+def test_after_clear_the_session_keeps_its_key_and_follows_its_new_transcript(hosts: Shared) -> None:
     outcome = hosts.outcome("cc-tui-clear")
-    first = next(iter(outcome.transcripts))
-    followed = claude_code_turns([outcome.transcript_path(first)])
-    assert sum(followed.values()) == BY_NAME["cc-tui-clear"].truth, described(outcome)
+    inputs = outcome.hook_inputs()
+    (first, cleared) = [i["session_id"] for i in inputs if i["hook_event_name"] == "SessionStart"]
+    (key,) = outcome.sessions
+    assert key.endswith(f":claude-code:{first}")  # the key the lead watches, not a new one
+    assert outcome.sessions[key] == BY_NAME["cc-tui-clear"].truth, described(outcome)
+    with sessionwatch.open(str(outcome.root / "sessionwatch.db"), sweep_on_open=False) as watch:
+        entry = watch.registry_entry(key)
+        link = watch.upstream_link(key)
+    assert entry is not None
+    assert entry.session_id == cleared
+    assert link is not None
+    assert link.thread_id == cleared
+    assert link.upstream_ref == str(outcome.transcript_path(f"{cleared}.jsonl"))
+
+
+@pytest.mark.scenarios("cc-tui-clear")
+def test_after_clear_the_lead_gets_the_notice_for_what_is_typed_next(hosts: Shared) -> None:
+    outcome = hosts.outcome("cc-tui-clear")
+    (key,) = outcome.sessions
+    acknowledged = json.loads((outcome.root / "acknowledged.json").read_text(encoding="utf-8"))
+    assert list(acknowledged) == [key]  # the lead had read what came before the /clear
+    with sessionwatch.open(str(outcome.root / "sessionwatch.db"), sweep_on_open=False) as watch:
+        assert [n.target for n in watch.pending_notices(LEAD)] == [key]
+        since = watch.session_status(key, changes_since=acknowledged[key]).state_changes
+    assert since is not None
+    after = [e for e in since.events if e.kind.value == "human_direct_message"]
+    assert sum(turns(e.payload) for e in after) >= 1, described(outcome)
 
 
 @pytest.mark.scenarios("cc-tui-cron")
@@ -178,6 +200,19 @@ def test_a_sub_agent_transcript_counts_nothing(hosts: Shared) -> None:
     own = [name for name in outcome.transcripts if name.startswith("agent-")]
     assert own, described(outcome)
     assert outcome.subagent_counted == 0, described(outcome)
+
+
+@pytest.mark.scenarios("cc-tui-question")
+def test_a_persons_answer_is_the_tool_result_of_the_agents_question(hosts: Shared) -> None:
+    outcome = hosts.outcome("cc-tui-question")
+    (transcript,) = outcome.transcripts
+    (answer,) = [
+        r["toolUseResult"]
+        for r in outcome.records(transcript)
+        if r["type"] == "user" and isinstance(r.get("toolUseResult"), dict)
+    ]
+    assert answer["answers"] == {"Which database should I use?": "SQLite"}
+    assert "UserPromptSubmit" not in outcome.events[outcome.events.index("PreToolUse") :]
 
 
 @pytest.mark.scenarios("cc-mcp-list")

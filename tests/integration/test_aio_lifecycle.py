@@ -236,6 +236,7 @@ def calls_on(watch: AsyncSessionWatch, link: UpstreamLinkState) -> dict[str, Cal
         ),
         "unlink_upstream": lambda: watch.unlink_upstream(TARGET),
         "upstream_link": lambda: watch.upstream_link(TARGET),
+        "upstream_links": lambda: watch.upstream_links(catalog_id="c"),
         "upstream_tick": lambda: watch.upstream_tick({"c": NeverAsked()}),
         "follow_upstream": lambda: watch.follow_upstream("agent:main:main", {"c": NeverAsked()}),
         "start_upstream_monitor": lambda: watch.start_upstream_monitor({"c": NeverAsked()}),

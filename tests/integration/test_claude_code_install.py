@@ -17,7 +17,38 @@ from cli_runs import Outcome, cli
 from sessionwatch.integrations.claude_code_install import hook_command, is_our_handler
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "claude_code"
-EVENTS = ("SessionStart", "UserPromptSubmit")
+EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd")
+
+PREVIOUS_INSTALL = """{
+  "permissions": {"allow": ["Bash(npm run test:*)"]},
+  "hooks": {
+    "SessionStart": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "sessionwatch claude-code hook",
+            "timeout": 10
+          }
+        ]
+      }
+    ],
+    "UserPromptSubmit": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "sessionwatch claude-code hook",
+            "timeout": 10
+          }
+        ]
+      },
+      {"hooks": [{"type": "command", "command": "$CLAUDE_PROJECT_DIR/.claude/hooks/branch.sh"}]}
+    ]
+  }
+}
+"""
+"""What the previous version's install left (two events), beside a setting and a hook of the user's."""
 
 USER_SETTINGS = """{
     "$schema": "https://json.schemastore.org/claude-code-settings.json",
@@ -162,6 +193,31 @@ def test_install_twice_keeps_one_copy_and_keeps_every_other_byte(
     ]
 
 
+def test_installing_again_upgrades_an_earlier_install_to_every_event(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    project = tmp_path / "shop"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "settings.json").write_text(PREVIOUS_INSTALL, encoding="utf-8")
+    (project / ".mcp.json").write_bytes((EXAMPLE / ".mcp.json").read_bytes())
+
+    assert install(capsys, project) == Outcome(
+        0, "updated: .claude/settings.json\nunchanged: .mcp.json\n", ""
+    )
+
+    added = only_inserted(
+        PREVIOUS_INSTALL, (project / ".claude" / "settings.json").read_text(encoding="utf-8")
+    )
+    assert '"Stop"' in added
+    assert '"SessionEnd"' in added
+    for event in EVENTS:
+        assert [h["command"] for h in our_handlers(project, event)] == ["sessionwatch claude-code hook"]
+    hooks = settings(project)["hooks"]
+    assert isinstance(hooks, dict)
+    assert hooks["UserPromptSubmit"][1] == json.loads(PREVIOUS_INSTALL)["hooks"]["UserPromptSubmit"][1]
+    assert install(capsys, project).out == "unchanged: .claude/settings.json\nunchanged: .mcp.json\n"
+
+
 def test_a_new_store_replaces_the_hook_where_it_is_and_nothing_else(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -171,7 +227,7 @@ def test_a_new_store_replaces_the_hook_where_it_is_and_nothing_else(
     assert install(capsys, project, "--db", "postgresql://app@db.internal:5432/watch").code == 0
     after = (project / ".claude" / "settings.json").read_text(encoding="utf-8")
     diff = [line for line in difflib.ndiff(before.splitlines(), after.splitlines()) if line[:1] in "+-"]
-    assert len(diff) == 4, diff  # one command line per event, out and in
+    assert len(diff) == 2 * len(EVENTS), diff  # one command line per event, out and in
     for event in EVENTS:
         assert [h["command"] for h in our_handlers(project, event)] == [
             "sessionwatch claude-code hook --db postgresql://app@db.internal:5432/watch"
@@ -199,6 +255,10 @@ def test_copies_of_the_hook_are_taken_out_down_to_one(
             {"hooks": [{"type": "command", "command": "sessionwatch claude-code hook", "timeout": 10}, user]}
         ],
         "UserPromptSubmit": [
+            {"hooks": [{"type": "command", "command": "sessionwatch claude-code hook", "timeout": 10}]}
+        ],
+        "Stop": [{"hooks": [{"type": "command", "command": "sessionwatch claude-code hook", "timeout": 10}]}],
+        "SessionEnd": [
             {"hooks": [{"type": "command", "command": "sessionwatch claude-code hook", "timeout": 10}]}
         ],
     }

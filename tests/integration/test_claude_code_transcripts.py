@@ -3,8 +3,9 @@
 A person's turn is typed words, shell-mode input, a slash command or a pasted image, typed at the
 prompt or while the agent was busy (queued). Everything else Claude Code writes in the user role is
 not: task notifications, shell output echoes, other agents' messages, interrupt markers, local
-command output, tool results, meta, sidechain and compact-summary records. A queued prompt is
-counted once, when it is queued, however and whenever it is later delivered.
+command output, tool results, meta, sidechain and compact-summary records, scheduled prompts. A
+prompt queued while the agent was busy is counted once, where Claude Code delivers it; the shapes
+marked 2.1.197 are the ones the real CLI wrote (tests/hosts).
 """
 
 from __future__ import annotations
@@ -23,13 +24,18 @@ from claude_transcripts import (
     enqueue,
     image_prompt,
     interrupt,
-    line,
+    local_command,
+    local_command_output,
     meta,
     notification_text,
     prompt,
+    question_answer,
+    question_declined,
     queue_operation,
     queued_command,
     reminded_prompt,
+    scheduled_prompt,
+    scheduled_task_fire,
     slash_command,
     task_notification,
     teammate_message,
@@ -214,15 +220,79 @@ def test_a_prompt_typed_while_busy_and_absorbed_mid_turn_is_one_human_turn(
         enqueue("and update the changelog", "2026-11-30T11:58:30.000Z"),
         tool_result("2026-11-30T11:58:31.000Z"),
         queue_operation("remove", "2026-11-30T11:58:32.000Z", reason="absorbed_mid_turn", commandUuid="c9"),
-        queued_command("and update the changelog", "2026-11-30T11:58:32.001Z"),
+        queued_command("and update the changelog", "2026-11-30T11:58:30.000Z"),
         assistant("Both done"),
     )
 
     answer = activity(provider, probe(str(path)))
 
     assert answer.human_turns == 2
-    assert answer.occurred_at == datetime(2026, 11, 30, 11, 58, 30, tzinfo=UTC)  # when it was queued
-    assert answer.next_marker == {"offset": path.stat().st_size}  # the delivery emptied the queue
+    assert answer.occurred_at == datetime(2026, 11, 30, 11, 58, 30, tzinfo=UTC)  # when it was typed
+    assert answer.next_marker == {"offset": path.stat().st_size}  # positions only, nothing queued
+
+
+@pytest.mark.parametrize("labelled", [True, False], ids=["tui", "stream-json"])
+def test_an_absorbed_prompt_counts_with_or_without_its_origin(
+    provider: JsonlTranscriptProvider, tmp_path: Path, labelled: bool
+) -> None:
+    turns = counted(
+        provider,
+        tmp_path / "t.jsonl",
+        prompt("SLEEPY first prompt", promptSource="sdk"),
+        enqueue("second prompt while busy"),
+        tool_result(),
+        queue_operation("remove"),  # 2.1.197: no content, the attachment follows
+        queued_command("second prompt while busy", labelled=labelled),
+    )
+    assert turns == 2
+
+
+def test_a_prompt_pulled_back_and_queued_again_is_one_human_turn(
+    provider: JsonlTranscriptProvider, tmp_path: Path
+) -> None:
+    turns = counted(
+        provider,
+        tmp_path / "t.jsonl",
+        prompt("SLEEPY first prompt", promptSource="typed", origin={"kind": "human"}),
+        enqueue("queued then pulled back"),
+        queue_operation("popAll", content="queued then pulled back"),
+        enqueue("queued then pulled back", "2026-11-30T11:59:11.000Z"),
+        tool_result(),
+        queue_operation("remove"),
+        queued_command("queued then pulled back"),
+    )
+    assert turns == 2
+
+
+def test_a_scheduled_prompt_is_not_a_human_turn_though_it_is_queued_like_one(
+    provider: JsonlTranscriptProvider, tmp_path: Path
+) -> None:
+    turns = counted(
+        provider,
+        tmp_path / "t.jsonl",
+        prompt("CRONME remind me in a minute", promptSource="typed", origin={"kind": "human"}),
+        assistant("Scheduled"),
+        turn_duration(),
+        enqueue("check the deploy status", "2026-11-30T11:59:30.000Z"),
+        queue_operation("dequeue", "2026-11-30T11:59:30.100Z"),
+        scheduled_task_fire(),
+        scheduled_prompt("check the deploy status"),
+        assistant("Deployed"),
+    )
+    assert turns == 1
+
+
+def test_a_queued_prompt_that_never_reached_the_session_is_not_a_human_turn(
+    provider: JsonlTranscriptProvider, tmp_path: Path
+) -> None:
+    turns = counted(
+        provider,
+        tmp_path / "t.jsonl",
+        enqueue("left in the queue when the session ended"),
+        enqueue("pulled back and deleted", "2026-11-30T11:59:11.000Z"),
+        queue_operation("popAll", content="pulled back and deleted"),
+    )
+    assert turns == 0
 
 
 def test_a_queued_prompt_delivered_as_a_user_record_after_the_turn_is_counted_once(
@@ -262,7 +332,7 @@ def test_a_queued_prompt_the_person_cancelled_or_pulled_back_and_resent_counts_o
         provider,
         tmp_path / "t.jsonl",
         enqueue("drop the index"),
-        queue_operation("remove", content="drop the index"),  # the person withdrew it
+        queue_operation("remove", content="drop the index"),  # an older version: withdrawn or surfaced
         enqueue("add a column"),
         queue_operation("popAll", content="add a column"),  # pulled back into the input ...
         interrupt(),
@@ -288,7 +358,7 @@ def test_the_same_words_queued_twice_are_two_human_turns(
     assert turns == 3
 
 
-def test_a_queued_slash_command_and_an_image_are_matched_to_their_delivery(
+def test_a_queued_slash_command_and_an_image_are_counted_at_their_delivery(
     provider: JsonlTranscriptProvider, tmp_path: Path
 ) -> None:
     turns = counted(
@@ -313,21 +383,19 @@ def test_a_queued_prompt_equal_to_the_sessions_own_text_is_self_echo_and_so_is_i
     assert activity(provider, probe(str(path), own=("relay: status?",))).human_turns == 0
 
 
-def test_the_enqueue_and_its_delivery_in_different_ticks_count_once_through_the_marker(
+def test_a_queued_prompt_counts_in_the_tick_that_reads_its_delivery(
     provider: JsonlTranscriptProvider, tmp_path: Path
 ) -> None:
     path = tmp_path / "t.jsonl"
-    queued_at = append(path, prompt("refactor the store"))
-    append(path, enqueue("then run the benchmarks"))
+    append(path, prompt("refactor the store"), enqueue("then run the benchmarks"))
     first = activity(provider, probe(str(path)))
-    assert first.human_turns == 2
-    assert first.next_marker == {"offset": path.stat().st_size, "queued": [queued_at]}  # a position only
+    assert first.human_turns == 1
+    assert first.next_marker == {"offset": path.stat().st_size}  # a position only
 
     size = append(path, queue_operation("dequeue"), prompt("then run the benchmarks", promptSource="queued"))
     second = activity(provider, probe(str(path), first.next_marker))
 
-    assert second.human_turns == 0
-    assert second.next_marker == {"offset": size}
+    assert (second.human_turns, second.next_marker) == (1, {"offset": size})
 
 
 def test_a_delivery_whose_enqueue_came_before_the_marker_is_a_human_turn(
@@ -335,73 +403,23 @@ def test_a_delivery_whose_enqueue_came_before_the_marker_is_a_human_turn(
 ) -> None:
     path = tmp_path / "t.jsonl"
     append(path, prompt("refactor the store"), enqueue("then run the benchmarks"))
-    adopted_at = marker_at_end(path)  # the queue before the marker is unknown
+    adopted_at = marker_at_end(path)
     append(path, queue_operation("dequeue"), prompt("then run the benchmarks"))
 
     assert activity(provider, probe(str(path), adopted_at)).human_turns == 1
 
 
-def test_a_marker_keeps_the_newest_queued_offsets_only(
-    provider: JsonlTranscriptProvider, tmp_path: Path
-) -> None:
-    path = tmp_path / "t.jsonl"
-    starts = [append(path, enqueue(f"queued prompt {n}")) for n in range(QUEUE_LIMIT + 4)]
-    starts = [0, *starts[:-1]]  # where each enqueue line begins
-
-    answer = activity(provider, probe(str(path)))
-
-    assert answer.human_turns == QUEUE_LIMIT + 4
-    assert isinstance(answer.next_marker, dict)
-    assert answer.next_marker["queued"] == starts[4:]
-
-
-@pytest.mark.parametrize(
-    ("where", "turns"),
-    [
-        ("the enqueue", 0),
-        ("a prompt", 1),
-        ("mid-line", 1),
-        ("a notification's enqueue", 1),
-        ("past the offset", 1),
-    ],
-)
-def test_a_queued_offset_that_is_not_a_complete_enqueue_of_a_prompt_is_dropped(
-    provider: JsonlTranscriptProvider, tmp_path: Path, where: str, turns: int
-) -> None:
-    path = tmp_path / "t.jsonl"
-    notification_at = append(path, prompt("then run the benchmarks"))
-    enqueue_at = append(path, enqueue(notification_text()))
-    end = append(path, enqueue("then run the benchmarks"))
-    at, offset = {
-        "the enqueue": (enqueue_at, end),
-        "a prompt": (0, end),
-        "mid-line": (5, end),
-        "a notification's enqueue": (notification_at, end),
-        "past the offset": (enqueue_at, end - 1),  # the line at `at` ends after the marker's offset
-    }[where]
-    append(path, queue_operation("dequeue"), prompt("then run the benchmarks"))
-
-    assert read_to_end(provider, path, {"offset": offset, "queued": [at]}).turns == turns
-
-
-def test_a_queued_prompt_whose_enqueue_line_was_replaced_is_dropped_and_its_delivery_counts(
+def test_queued_offsets_a_previous_version_stored_are_read_and_dropped(
     provider: JsonlTranscriptProvider, tmp_path: Path
 ) -> None:
     path = tmp_path / "t.jsonl"
     at = append(path, prompt("refactor the store"))
     end = append(path, enqueue("then run the benchmarks"))
-    first = activity(provider, probe(str(path)))
-    assert first.next_marker == {"offset": end, "queued": [at]}
-    other = line(queue_operation("dequeue"))
-    assert len(other) < end - at
-    replacement = tmp_path / "new.jsonl"  # the same layout, but no enqueue where the marker points
-    replacement.write_bytes(path.read_bytes()[:at] + other[:-1] + b" " * (end - at - len(other)) + b"\n")
-    replacement.replace(path)
-
     size = append(path, queue_operation("dequeue"), prompt("then run the benchmarks"))
-    second = activity(provider, probe(str(path), first.next_marker))
 
-    assert (second.human_turns, second.next_marker) == (1, {"offset": size})
+    reading = read_to_end(provider, path, {"offset": end, "queued": [at]})
+
+    assert (reading.turns, reading.marker) == (1, {"offset": size})
 
 
 def test_a_marker_written_before_queues_existed_reads_as_nothing_queued(
@@ -459,15 +477,48 @@ def test_a_marker_with_a_malformed_queue_gets_no_answer_and_one_warning(
     assert "malformed marker" in warning.getMessage()
 
 
-def test_a_queue_state_in_the_marker_is_a_pure_function_of_the_bytes_read(
+def test_a_marker_is_a_pure_function_of_the_bytes_read(
     provider: JsonlTranscriptProvider, tmp_path: Path
 ) -> None:
     path = tmp_path / "t.jsonl"
-    b_at = append(path, enqueue("a"))
-    append(path, enqueue("b"), queue_operation("dequeue"), prompt("a"))
+    append(path, enqueue("a"), enqueue("b"), queue_operation("dequeue"), prompt("a"))
     first = ask(provider, probe(str(path)))
     again = ask(provider, probe(str(path)))  # a retry after a failed record reads the same
 
     assert isinstance(first, UpstreamActivity)
     assert first == again
-    assert first.next_marker == {"offset": path.stat().st_size, "queued": [b_at]}
+    assert (first.human_turns, first.next_marker) == (1, {"offset": path.stat().st_size})
+
+
+# ------------------------------------------------------------------ what runs locally, answers
+
+
+def test_a_slash_command_that_runs_locally_is_one_human_turn_its_output_is_not(
+    provider: JsonlTranscriptProvider, tmp_path: Path
+) -> None:
+    turns = counted(
+        provider,
+        tmp_path / "t.jsonl",
+        local_command("context"),
+        local_command_output("Context Usage"),
+        meta("## Context Usage\n\n**Tokens:** 2.4k / 1m (0%)"),
+        local_command("usage", "2026-11-30T11:59:30.000Z"),
+        local_command_output("Settings dialog dismissed", "2026-11-30T11:59:31.000Z"),
+    )
+    assert turns == 2
+
+
+def test_a_persons_answer_to_the_agents_question_is_a_human_turn(
+    provider: JsonlTranscriptProvider, tmp_path: Path
+) -> None:
+    turns = counted(
+        provider,
+        tmp_path / "t.jsonl",
+        prompt("pick a database for me"),
+        assistant("Asking which one"),
+        question_answer({"Which database?": "SQLite"}),
+        question_answer({}, "2026-11-30T11:59:50.000Z", response="neither, use files"),
+        question_declined("2026-11-30T11:59:55.000Z"),
+        tool_result("2026-11-30T11:59:56.000Z"),
+    )
+    assert turns == 3

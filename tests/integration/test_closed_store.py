@@ -76,6 +76,7 @@ STRICT: dict[str, Call] = {
     "link_upstream": lambda w, _: w.link_upstream(TARGET, **LINK),
     "unlink_upstream": lambda w, _: w.unlink_upstream(TARGET),
     "upstream_link": lambda w, _: w.upstream_link(TARGET),
+    "upstream_links": lambda w, _: w.upstream_links(catalog_id="c"),
     "upstream_tick": lambda w, _: w.upstream_tick({"c": NeverAsked()}),
     "follow_upstream": lambda w, _: w.follow_upstream(TARGET, {"c": NeverAsked()}),
     "start_upstream_monitor": lambda w, _: w.start_upstream_monitor({"c": NeverAsked()}, initial_delay=0),

@@ -41,6 +41,7 @@ from codex_transcripts import (
     user_message,
 )
 from fakes import FakeTranscripts
+from transcript_probes import QueueingFormat
 
 import sessionwatch
 from sessionwatch import SessionWatch, SignalKind, Transcripts, notice_text
@@ -460,8 +461,9 @@ def test_self_echo_in_a_burst_is_not_counted_among_its_turns(
 
 
 def test_a_queued_prompt_is_one_signal_across_ticks_and_the_stored_marker_holds_its_position_only(
-    adopted: SessionWatch, provider: JsonlTranscriptProvider, transcript: Path
+    adopted: SessionWatch, transcript: Path
 ) -> None:
+    provider = JsonlTranscriptProvider(QueueingFormat())  # a format that counts prompts when queued
     queued_words = "also bump the version"
     queued_at = transcript.stat().st_size
     append(transcript, enqueue(queued_words, "2026-11-30T11:50:00.000Z"))

@@ -1,7 +1,7 @@
 """Reading a transcript over many ticks counts exactly what one read counts, for any split.
 
-The marker carries all the state a tick needs (the offset and, for Claude Code, where the prompts
-counted when queued but not yet delivered were enqueued), so where the monitor's ticks fall,
+The marker carries all the state a tick needs (the offset and, for a format that counts prompts
+when they are queued, where the ones not yet delivered were enqueued), so where the monitor's ticks fall,
 mid-line included, and how small the scan cap is never change the count. Records come from a small
 pool of realistic shapes whose words collide on purpose (queued prompts, their deliveries, resends).
 
@@ -20,7 +20,7 @@ from claude_transcripts import line
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import JsonValue
-from transcript_probes import Reading, read_while_written
+from transcript_probes import QueueingFormat, Reading, read_while_written
 
 from sessionwatch.adapters.upstream.transcripts import JsonlTranscriptProvider
 
@@ -57,7 +57,7 @@ queued_episodes: st.SearchStrategy[list[Record]] = WORDS.flatmap(
         ]
     )
 )
-"""A prompt typed while the agent is busy and each way Claude Code later delivers (or drops) it."""
+"""A prompt typed while the agent is busy and each way Claude Code delivers (or drops) it."""
 
 claude_transcripts: st.SearchStrategy[list[Record]] = st.lists(
     st.one_of(claude_records.map(lambda record: [record]), queued_episodes), max_size=12
@@ -185,3 +185,21 @@ def test_rewording_queued_prompts_at_the_same_length_changes_no_marker(
     original, changed = read_split(records, cuts, cap), read_split(other, cuts, cap)
 
     assert (changed.turns, changed.markers) == (original.turns, original.markers)
+
+
+@given(
+    claude_transcripts,
+    st.lists(st.integers(min_value=0, max_value=20_000), max_size=8),
+    st.integers(min_value=1, max_value=4_000),
+)
+def test_a_format_that_queues_counts_what_one_read_counts_for_any_split(
+    records: list[Record], cuts: list[int], cap: int
+) -> None:
+    data = b"".join(line(record) for record in records)
+    longest = max((len(line(record)) for record in records), default=1)
+    once = count(JsonlTranscriptProvider(QueueingFormat()), data, [])
+    provider = JsonlTranscriptProvider(QueueingFormat(), scan_cap=max(cap, longest))
+    split = read(provider, data, [cut % (len(data) + 1) for cut in cuts])
+
+    assert (split.turns, split.marker) == once
+    assert all(offsets_only(marker) for marker in split.markers), split.markers

@@ -1,13 +1,13 @@
-"""The Claude Code key scheme, store choice, prompt rule and notice budget: pure functions."""
+"""The Claude Code key scheme, store choice, link rules (across `/clear`), notice budget: pure functions."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from sessionwatch.domain.keys import is_agent_qualified, is_subagent_key, key_problem, resolve_identity
-from sessionwatch.domain.prompt_origin import PromptOrigin, classify_claude_code_hook_prompt
 from sessionwatch.domain.signals import notice_text
 from sessionwatch.integrations.claude_code import (
     CONTEXT_LIMIT,
@@ -19,8 +19,15 @@ from sessionwatch.integrations.claude_code import (
     store_url,
     within_limit,
 )
+from sessionwatch.integrations.claude_code_follow import (
+    CLEARING,
+    FOLLOWING,
+    awaits_continuation,
+    follows,
+    reads_from_start,
+)
 from sessionwatch.integrations.claude_code_install import is_our_handler
-from sessionwatch.projections.models import Notice
+from sessionwatch.projections.models import Notice, UpstreamLink
 
 SESSION = "5d3c0f6e-2a41-4b8e-9f0d-7c6b5a4e3d21"
 
@@ -70,27 +77,50 @@ def test_the_server_key_comes_from_the_variables_claude_code_sets() -> None:
         server_session_key({"CLAUDE_CODE_SESSION_ID": "a b"})
 
 
+def _link(
+    kind: str, thread: str, *, agent: str = "app-1234abcd", catalog: str = "claude-code"
+) -> UpstreamLink:
+    at = datetime(2026, 12, 4, tzinfo=UTC)
+    return UpstreamLink(
+        session_key=f"agent:{agent}:claude-code:{SESSION}",
+        agent_id=agent,
+        catalog_id=catalog,
+        host_id="laptop",
+        thread_id=thread,
+        upstream_kind=kind,
+        upstream_ref=f"/home/dev/.claude/projects/-srv-app/{thread}.jsonl",
+        marker={"offset": 0},
+        link_version=1,
+        last_scanned_at=None,
+        created_at=at,
+        updated_at=at,
+    )
+
+
+def test_a_link_follows_one_claude_code_session_of_one_project() -> None:
+    link = _link(FOLLOWING, SESSION)
+    assert follows(link, "app-1234abcd", SESSION)
+    assert not follows(link, "app-1234abcd", "another-session")
+    assert not follows(link, "other-99999999", SESSION)  # the same id in another project
+    assert not follows(_link(FOLLOWING, SESSION, agent="other-99999999"), "app-1234abcd", SESSION)
+    assert not follows(_link(FOLLOWING, SESSION, catalog="codex"), "app-1234abcd", SESSION)
+    assert not follows(_link(CLEARING, SESSION), "app-1234abcd", SESSION)
+
+
+def test_a_cleared_link_waits_for_the_session_started_by_the_same_prompt() -> None:
+    parked = _link(CLEARING, "prompt-7")
+    assert awaits_continuation(parked, "app-1234abcd", "prompt-7")
+    assert not awaits_continuation(parked, "app-1234abcd", "prompt-8")
+    assert not awaits_continuation(parked, "other-99999999", "prompt-7")
+    assert not awaits_continuation(_link(FOLLOWING, "prompt-7"), "app-1234abcd", "prompt-7")
+
+
 @pytest.mark.parametrize(
-    ("prompt", "labels", "human"),
-    [
-        ("fix the flaky test", {}, True),
-        ("/review 42", {}, True),
-        ("[Image #1]", {}, True),
-        ("<task-notification><status>completed</status></task-notification>", {}, False),
-        ('<cross-session-message from="a">hi</cross-session-message>', {}, False),
-        ("<local-command-stdout>ok</local-command-stdout>", {}, False),
-        ("check the nightly build", {"origin": {"kind": "scheduled"}}, False),
-        ("check the nightly build", {"promptSource": "system"}, False),
-        ("check the nightly build", {"origin": {"kind": "human"}}, True),
-    ],
+    ("source", "from_start"),
+    [("startup", True), ("clear", True), ("resume", False), ("compact", False), (None, False), (7, False)],
 )
-def test_the_hook_prompt_rule_is_the_transcripts_rule(
-    prompt: str, labels: dict[str, object], human: bool
-) -> None:
-    classified = classify_claude_code_hook_prompt(prompt, labels)
-    assert classified.origin.is_human is human
-    if labels.get("origin") == {"kind": "scheduled"}:
-        assert classified.origin is PromptOrigin.INJECTED_CONTEXT
+def test_only_a_new_transcript_is_read_from_its_first_byte(source: object, from_start: bool) -> None:
+    assert reads_from_start(source) is from_start
 
 
 def _notice(target: str) -> Notice:
