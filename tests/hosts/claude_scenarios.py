@@ -31,6 +31,8 @@ CONTEXT_HOOK = Path(__file__).resolve().parent / "context_hook.py"
 PROMPT_CONTEXT = "context from a prompt hook"
 READY = "? for shortcuts"
 BUSY = "esc to interrupt"
+SHELL_MODE = "! for shell mode"
+"""The hint line once a typed `!` switched the input to shell mode."""
 
 SLEEP = {"SLEEPY": ToolCall("Bash", {"command": "sleep 6", "description": "Wait six seconds"})}
 """A prompt with SLEEPY keeps the agent busy for six seconds (long enough to type into)."""
@@ -189,7 +191,7 @@ def tui_shell(host: ClaudeCodeHost) -> None:
     with tui(host) as pane:
         stops = host.events().count("Stop")
         pane.type("!")
-        time.sleep(0.4)
+        pane.wait_for(SHELL_MODE, timeout=15, what="shell mode")  # typed on before it shows, `!` lands late
         pane.submit("ls -a")
         host.wait_for_events("Stop", stops + 1, timeout=60)
 

@@ -273,7 +273,7 @@ def _queue(pane: Pane, text: str) -> None:
 def tui_shell(host: CodexHost) -> None:
     with tui(host) as pane:
         pane.type("!")
-        time.sleep(0.3)
+        pane.wait_for("Shell mode", timeout=15, what="shell mode")  # typed on before it shows, `!` lands late
         submit(pane, "ls -a")
         pane.wait_for("ran ls -a", timeout=30)
 
