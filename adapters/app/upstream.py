@@ -177,6 +177,7 @@ def apply_verdict(
             session_key=link.session_key,
             agent_id=link.agent_id,
             actor_id=None,
+            session_id=session.session_id,  # the incarnation the session is known by, when known
             now=now,
             **plan.signal.model_dump(exclude={"occurred_at"}),
             occurred_at=provider_time(plan.signal.occurred_at),

@@ -205,8 +205,13 @@ def test_a_watching_session_learns_at_its_next_prompt_that_the_worker_got_a_type
             ("adopted", "system", "session adopted"),
             ("human_direct_message", "human", "human message via claude-code"),
         ]
-        recorded = [signal for log in watch.store.read_model().signals.values() for signal in log]
-        assert [signal.session_id for signal in recorded] == [WORKER]  # the turn names its session
+        turns = [
+            signal
+            for log in watch.store.read_model().signals.values()
+            for signal in log
+            if signal.kind.value == "human_direct_message"
+        ]
+        assert [signal.session_id for signal in turns] == [WORKER]  # the turn names its session
         assert [n.target for n in watch.pending_notices(lead)] == [worker]
 
     context = context_of(
