@@ -158,11 +158,11 @@ def _is_count(value: object, minimum: int) -> bool:
 
 
 def _json_object(number: int, text: str) -> dict[str, Any]:
-    if not text.strip():
-        raise HistoryError("empty line", line=number)
     try:
         value = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
+        if not text.strip():  # only a line that is not JSON can be blank: asked only then
+            raise HistoryError("empty line", line=number) from None
         raise HistoryError(f"not JSON: {exc}", line=number) from exc
     if not isinstance(value, dict):
         raise HistoryError(f"expected a JSON object, got {type(value).__name__}", line=number)
@@ -353,6 +353,12 @@ class Reader:
     def read(self, number: int, text: str) -> tuple[UUID, int, DomainEvent]:
         """Line `number` parsed, checked against the lines before and folded; `HistoryError` if refused."""
         stream, version, event = self.parser.parse(number, text)
+        return self.read_parsed(number, stream, version, event)
+
+    def read_parsed(
+        self, number: int, stream: UUID, version: int, event: DomainEvent
+    ) -> tuple[UUID, int, DomainEvent]:
+        """`read` of a line a `Parser` already parsed (here, or in the process that hands it over)."""
         if isinstance(event, SignalRecorded):
             try:
                 check_recorded(event)  # what the strict API refuses does not enter by the back door

@@ -43,7 +43,11 @@ class Digest:
 
     def add_read(self, text: str) -> None:
         """One line as an import reads it: with its line ending (LF or CRLF) or without one."""
-        self.add(text.rstrip("\r\n").encode() + b"\n")
+        if text[-1:] == "\n" and text[-2:-1] not in _LINE_END_CHARACTERS:  # as export wrote it
+            self._sha.update(text.encode())
+            self.lines += 1
+        else:
+            self.add(text.rstrip("\r\n").encode() + b"\n")
 
     def trailer(self, events: int) -> bytes:
         """The trailer line for `events` event lines and the lines added so far."""
@@ -117,6 +121,14 @@ def event_lines(
     digest.check(held[0], held[1], digest.lines - 1)
 
 
+_LINE_END_CHARACTERS: Final = ("\r", "\n")
+_TRAILER_LINE: Final = _TRAILER_END + "\n"
+
+
 def _not_a_trailer(number: int, text: str, refusal: str) -> None:
-    if text.rstrip("\r\n").endswith(_TRAILER_END):
+    if text[-1:] == "\n" and text[-2:-1] not in _LINE_END_CHARACTERS:  # one LF: the line is the rest
+        trailer = text.endswith(_TRAILER_LINE)
+    else:
+        trailer = text.rstrip("\r\n").endswith(_TRAILER_END)
+    if trailer:
         raise HistoryError(refusal, line=number)
