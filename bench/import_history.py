@@ -15,11 +15,11 @@ Each import runs in a child process, timed from its start to its exit (the inter
 the check of the whole file before the store opens included: what a person waits for), after an
 `os.sync()`. A round is one import of each side, the snapshot first; each side's figure is the
 median over the rounds of events per second (the events the import reports / the seconds). The
-child's peak RSS is `ru_maxrss` as `wait4` reports it: the largest of the child and the processes
-it waited for (a big import checks its lines in a second process). It includes what the child
-inherited at its start, so this script keeps its own memory small (the history is built in a child
-of its own) and reports its own peak (`bench_peak_rss_mb`) for reference. Every import must
-succeed and report the same event count as the file holds.
+child's peak RSS is the larger of its own `VmHWM` and the `ru_maxrss` of the process it waited for
+(a big import checks its lines in a second process), read by the child itself as it ends (`CHILD`):
+not the `ru_maxrss` `wait4` reports here, which on Linux includes this script's own peak, inherited
+at the child's start (`run.py` after the other workloads: about 200 MB). Every import must succeed
+and report the same event count as the file holds.
 
 Lines: `import` (events/s, snapshot vs working tree; target >= 2x when measured against
 `BASELINE`, today's main before the batched import, else context) and `import-rss` (the working
@@ -157,26 +157,48 @@ def event_count(path: Path) -> int:
         return sum(1 for _ in lines) - 2
 
 
+CHILD = """
+import resource, runpy, sys
+sys.argv = ["sessionwatch", "import", *sys.argv[1:]]
+try:
+    runpy.run_module("sessionwatch", run_name="__main__", alter_sys=True)
+    code = 0
+except SystemExit as done:
+    code = done.code
+with open("/proc/self/status", encoding="ascii") as status:
+    own = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+waited = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(f"PEAK_RSS_KB {max(own, waited)}", file=sys.stderr)
+sys.exit(code)
+"""
+"""`python -m sessionwatch import ...` run by `runpy`, then its peak RSS on standard error: its own
+`VmHWM` (its address space's, so nothing inherited from this script counts) or, if higher, that of
+the process it waited for (the checking process, whose figure can include at most what it
+inherited from the import, itself counted)."""
+
+
 def import_once(history: Path, env: dict[str, str], scratch: Path) -> Import:
     """Import `history` into a fresh SQLite store with the command line; time it, read its peak RSS."""
     store = scratch / "imported.db"
     url = f"sqlite:///{store}"
-    command = [sys.executable, "-m", "sessionwatch", "import", str(history), "--db", url, "--json"]
+    command = [sys.executable, "-c", CHILD, str(history), "--db", url, "--json"]
     settle()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         process = subprocess.Popen(command, env=env, stdout=out, stderr=err)  # noqa: S603 - ourselves
-        _, status, usage = os.wait4(process.pid, 0)
+        _, status, _ = os.wait4(process.pid, 0)
         seconds = time.perf_counter() - start
         process.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
+        errors = err.read().decode(errors="replace")
         if process.returncode != 0:
-            raise RuntimeError(f"import failed ({process.returncode}): {err.read().decode(errors='replace')}")
+            raise RuntimeError(f"import failed ({process.returncode}): {errors}")
         report = json.loads(out.read())
     for leftover in scratch.iterdir():
         leftover.unlink()
-    return Import(seconds, int(report["events"]), usage.ru_maxrss * 1024)  # kilobytes on Linux
+    peak = next(int(line.split()[1]) for line in errors.splitlines() if line.startswith("PEAK_RSS_KB "))
+    return Import(seconds, int(report["events"]), peak * 1024)
 
 
 def measure(
