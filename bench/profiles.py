@@ -8,7 +8,9 @@ functions by cumulative time and by own time: `record` and `record_many` of 100 
 profiled sweep is prepared untimed), and the forced `prune()` of 50,000 expired signals over 50
 sessions (`prune`: each profiled prune on a fresh copy of the `prune` store; then the timeline of
 the SQL statements of one more prune on each side, sessionwatch and the peer: the milliseconds from
-each statement's start to the next one's, its Python glue included).
+each statement's start to the next one's, its Python glue included), and `import_history` of an
+export of 20,000 signals in one process (`import`: the parse, the checks, the fold and the load of
+every line).
 
 `--statement-cache N` is a diagnostic: it opens sessionwatch's SQLite connections with a statement
 cache of N entries, to show what the core gains from its cache (eventsourcing's own pool opens them
@@ -35,7 +37,7 @@ from typing import Any
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # `python bench/profiles.py` finds `bench.*`
 
 import sessionwatch
-from bench import fanout, prune, sweep
+from bench import fanout, history, prune, sweep
 from bench.harness import (
     SUMMARY,
     TARGET,
@@ -48,9 +50,10 @@ from bench.harness import (
 )
 from bench.peer import PeerStore
 from bench.reconcile import PAGE, SESSIONS, loaded_stores, session_key, since
-from sessionwatch import Actor, SignalInput, SignalKind
+from sessionwatch import Actor, SessionWatch, SignalInput, SignalKind
+from sessionwatch.adapters.history.jsonl import import_history
 
-CASES = ("record", "reconcile", "fanout", "sweep", "prune")
+CASES = ("record", "reconcile", "fanout", "sweep", "prune", "import")
 PRUNES = 3
 FANOUT_WATCHERS = 1_000
 
@@ -255,8 +258,42 @@ def profile_reads(calls: int, top: int) -> None:
         profile("session_status() (head)", lambda: loaded.watch.session_status(key), calls * 5, top)
 
 
+IMPORT_SIGNALS = 20_000
+
+
+def profile_import(top: int) -> None:
+    """`import_history` of an export of 20,000 signals (`bench/history.py`) into a fresh SQLite store.
+
+    In one process (`check_elsewhere=False`), so one profile shows every step of every line: the
+    parse, the checks, the fold and the load. The command line splits them over two processes for a
+    big file (ADR-0043, ADR-0066). Each profiled import gets a new store, opened untimed.
+    """
+    with fresh_dir("sw") as directory:
+        source = directory / "history.jsonl"
+        history.build(source, IMPORT_SIGNALS)
+        numbers = itertools.count()
+        opened: list[SessionWatch] = []
+
+        def prepare() -> None:
+            while opened:
+                opened.pop().close()
+            opened.append(sessionwatch.open(f"sqlite:///{directory / f'import-{next(numbers)}.db'}"))
+
+        def call() -> None:
+            with source.open(encoding="utf-8") as lines:
+                import_history(opened[-1].store, lines)
+
+        try:
+            profile(
+                f"import of {IMPORT_SIGNALS:,} signals, one process", call, 1, top, prepare=prepare, warmup=1
+            )
+        finally:
+            while opened:
+                opened.pop().close()
+
+
 def main() -> None:
-    """Profile record, record_many, the reconciliation, the head read, fan-out and sweep."""
+    """Profile record, record_many, the reconciliation, the head read, fan-out, sweep, prune and import."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--top", type=int, default=25, help="functions shown per table")
     parser.add_argument("--calls", type=int, default=2000, help="record calls profiled")
@@ -283,6 +320,8 @@ def main() -> None:
         profile_sweep(3, args.top)
     if "prune" in only:
         profile_prune(args.top)
+    if "import" in only:
+        profile_import(args.top)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from bench import (
     fanout,
     floor,
     head,
+    import_history,
     pg_record,
     prune,
     reconcile,
@@ -45,6 +46,7 @@ WORKLOADS: tuple[tuple[str, Callable[[Mode], list[Result]]], ...] = (
     (sweep.NAME, sweep.run),
     (prune.NAME, prune.run),
     (audit.NAME, audit.run),
+    (import_history.NAME, import_history.run),  # against a snapshot of main before issue 30
     (soak.NAME, soak.run),
 )
 

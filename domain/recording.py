@@ -6,15 +6,18 @@ the write transaction. Invalid input raises `InvalidSignal` naming the field; no
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
+from typing import Final
 
 from sessionwatch.domain.errors import InvalidSignal
-from sessionwatch.domain.keys import check_key, resolve_identity
+from sessionwatch.domain.keys import SessionIdentity, check_key, resolve_identity
 from sessionwatch.domain.messages import checked_model
 from sessionwatch.domain.session import SignalDraft, SignalRecorded
 from sessionwatch.domain.signals import (
     MAX_SEQUENCE,
     ActorType,
+    Payload,
     SignalKind,
     check_kind,
     check_optional_text,
@@ -110,6 +113,75 @@ def check_watchers(watchers: object) -> tuple[str, ...]:
 
 def check_recorded(signal: SignalRecorded) -> None:
     """A signal another store recorded (an import) is one the strict API would record, else `InvalidSignal`.
+
+    An import checks a million signals whose fields mostly repeat (a few sessions, kinds, actors and
+    summaries): the checks of those fields are remembered by their values (`_repeated_fields_pass`),
+    the few fields unique to a signal are checked each time, and a signal that does not pass that
+    way is checked again in full, which raises the refusal naming its first bad field.
+    """
+    if _passes(signal):
+        return
+    _check_recorded(signal)
+
+
+def _passes(signal: SignalRecorded) -> bool:
+    """True when `_check_recorded` would pass `signal`; False when it would not, or may not."""
+    if not 0 < signal.sequence < MAX_SEQUENCE:
+        return False
+    try:
+        from_epoch_ms(signal.recorded_at_ms)
+        _repeated_fields_pass(
+            signal.session_key,
+            signal.agent_id,
+            signal.kind,
+            signal.actor_type,
+            signal.actor_id,
+            signal.summary,
+            signal.payload,
+            signal.watchers,
+        )
+        # Each checked alone in `check_signal` too, whatever the other fields hold.
+        check_optional_text(signal.run_id, "run_id")
+        check_optional_text(signal.session_id, "session_id")
+        check_optional_text(signal.dedupe_key, "dedupe_key")
+    except (InvalidSignal, OverflowError, ValueError):
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=4096)  # a refusal raises again each time: exceptions are never cached
+def _repeated_fields_pass(  # noqa: PLR0917 - the fields of a signal that repeat, as the cache's key
+    session_key: str,
+    agent_id: str,
+    kind: SignalKind,
+    actor_type: str,
+    actor_id: str | None,
+    summary: str,
+    payload: Payload | None,
+    watchers: tuple[str, ...],
+) -> None:
+    """`_check_recorded`'s checks of the fields that repeat, on any instant and no unique ids."""
+    draft = check_signal(
+        session_key=session_key,
+        agent_id=agent_id,
+        kind=kind,
+        actor_type=actor_type,
+        actor_id=actor_id,
+        summary=summary,
+        now=_ANY_INSTANT,
+        payload=payload.as_dict() if payload is not None else None,
+    )
+    check_watchers(watchers)
+    if draft.identity != SessionIdentity(session_key, agent_id):
+        raise InvalidSignal("session_key", "is not in its canonical form (agent-qualified, trimmed)")
+
+
+_ANY_INSTANT: Final = from_epoch_ms(0)
+"""No check of the fields `_repeated_fields_pass` remembers depends on the instant: any one does."""
+
+
+def _check_recorded(signal: SignalRecorded) -> None:
+    """`check_recorded` in full: every check, in order; the first refusal raises.
 
     Key, agent id, kind, actor, ids, summary, payload and watchers pass the field checks of
     `check_signal` unchanged (a key that is not in its canonical form is refused, not rewritten),

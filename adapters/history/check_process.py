@@ -8,6 +8,13 @@ import takes about half the time. The store commits only once this process says 
 is valid; when it refuses a line, the import raises that refusal, the earliest, as the import in
 one process would, and the store writes nothing (ADR-0043).
 
+Each line is parsed and validated once, in the importing process: a recorded signal, nearly
+every line of a history, goes over as the plain values of its validated fields (`_signal_item`),
+which this process makes into the same event without parsing or validating it again
+(`_signal_from`); any other line goes over as its text and is parsed here. The importing process
+hands over only the lines it parsed: when it refuses one, this process has read every line before
+it, so a refusal of its own comes from an earlier line, the earliest (ADR-0066).
+
 The pipes carry length-prefixed pickles between this process and the one that started it, and
 nothing else: lines one way, one verdict the other (ok with the fold, refused with the line and the
 reason, or failed with the error).
@@ -22,12 +29,14 @@ import subprocess
 import sys
 import tempfile
 import threading
-from typing import IO, Final, Literal, TypeAlias
+from typing import IO, Any, Final, Literal, TypeAlias
 from uuid import UUID
 
 from sessionwatch.adapters.history.reading import HistoryError, Parser, Reader, ReadOutcome, read_header
 from sessionwatch.domain.events import DomainEvent
-from sessionwatch.domain.signals import NOTIFYING_KINDS, SignalKind
+from sessionwatch.domain.messages import checked_model
+from sessionwatch.domain.session import SignalRecorded
+from sessionwatch.domain.signals import NOTIFYING_KINDS, Payload, SignalKind
 from sessionwatch.projections.read_model import SignalFreeProjection
 
 CHUNK: Final = 1000
@@ -40,6 +49,39 @@ Verdict: TypeAlias = (
     | tuple[Literal["refused"], int | None, str]
     | tuple[Literal["failed"], str]
 )
+
+
+SignalItem: TypeAlias = tuple[Any, ...]
+"""A recorded signal's line as it goes over: its stream (as an integer), its version, and the values
+of its validated fields in declaration order, the payload as its fields' values."""
+_SIGNAL_FIELDS: Final = tuple(SignalRecorded.model_fields)
+_PAYLOAD: Final = _SIGNAL_FIELDS.index("payload")
+_PAYLOAD_FIELDS: Final = tuple(Payload.model_fields)
+
+
+def _signal_item(stream: UUID, version: int, event: SignalRecorded) -> SignalItem:
+    """What goes over for a recorded signal the importing process parsed and validated."""
+    values = list(event.__dict__.values())  # every field, in declaration order (pydantic's __dict__)
+    payload = values[_PAYLOAD]
+    if payload is not None:
+        values[_PAYLOAD] = tuple(payload.__dict__.values())
+    return (stream.int, version, *values)
+
+
+def _signal_from(item: SignalItem, streams: dict[int, UUID]) -> tuple[UUID, int, SignalRecorded]:
+    """The stream, version and event `_signal_item` sent: the event equal to the one validated there.
+
+    Its fields were validated into the types the model declares by the importing process, so the
+    model is made of them without validating again (`checked_model`).
+    """
+    number, version, *values = item
+    stream = streams.get(number)
+    if stream is None:
+        stream = streams[number] = UUID(int=number)
+    payload = values[_PAYLOAD]
+    if payload is not None:
+        values[_PAYLOAD] = checked_model(Payload, dict(zip(_PAYLOAD_FIELDS, payload, strict=True)))
+    return stream, version, checked_model(SignalRecorded, dict(zip(_SIGNAL_FIELDS, values, strict=True)))
 
 
 def _write_frame(out: IO[bytes], value: object) -> None:
@@ -73,12 +115,16 @@ def _verdict(source: IO[bytes], notifying: frozenset[SignalKind] = NOTIFYING_KIN
     try:
         reader = Reader(read_header(1, header_lines[0]), SignalFreeProjection(notifying=notifying))
         number = 1
+        streams: dict[int, UUID] = {}
         while chunk := _read_frame(source):
             if not isinstance(chunk, list):
                 return ("failed", "a frame must hold a list of lines")
-            for text in chunk:
+            for item in chunk:
                 number += 1
-                reader.read(number, text)
+                if type(item) is tuple:
+                    reader.read_parsed(number, *_signal_from(item, streams))
+                else:
+                    reader.read(number, item)
         return ("ok", reader.outcome())
     except HistoryError as exc:
         return ("refused", exc.line, exc.reason)
@@ -126,7 +172,7 @@ class ElsewhereReader:
             raise RuntimeError("the import's checking process has no pipes")
         self._to_check: IO[bytes] = process.stdin
         self._from_check: IO[bytes] = process.stdout
-        self._pending: list[str] = [header_text]
+        self._pending: list[str | SignalItem] = [header_text]
         self._answer: Verdict | None = None
         self._answered = threading.Event()
         self._listener = threading.Thread(target=self._listen, name="sessionwatch-import-check", daemon=True)
@@ -145,15 +191,19 @@ class ElsewhereReader:
 
     def read(self, number: int, text: str) -> tuple[UUID, int, DomainEvent]:
         """Parse line `number` here and pass it on; `HistoryError` for the earliest refused line."""
-        self._pending.append(text)
         if len(self._pending) >= CHUNK:
             self._send()
         try:
-            return self._parser.parse(number, text)
+            stream, version, event = self._parser.parse(number, text)
         except HistoryError as here:
-            self._finish()  # the second process reads every line this one did: its refusal is the earliest
+            self._finish()  # the second process has every line before this one: its refusal is earlier
             self._raise_refusal()
             raise here from None
+        if type(event) is SignalRecorded:
+            self._pending.append(_signal_item(stream, version, event))
+        else:
+            self._pending.append(text)
+        return stream, version, event
 
     def outcome(self) -> ReadOutcome:
         """The fold of the whole history, once the second process read it all; its refusal, if any."""

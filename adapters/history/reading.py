@@ -12,11 +12,11 @@ from __future__ import annotations
 import bisect
 from array import array
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol, assert_never
+from typing import Any, Final, Literal, Protocol, assert_never
 from uuid import UUID
 
 import orjson
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError
 
 from sessionwatch.adapters.stores.mapper import (
     STORE_STREAM_ID,
@@ -26,6 +26,7 @@ from sessionwatch.adapters.stores.mapper import (
     digest_stream_id,
     link_stream_id,
     session_stream_id,
+    with_current_agent_ids,
 )
 from sessionwatch.domain.digest import CreationNoted, DigestDrained
 from sessionwatch.domain.errors import InvalidSignal
@@ -158,11 +159,11 @@ def _is_count(value: object, minimum: int) -> bool:
 
 
 def _json_object(number: int, text: str) -> dict[str, Any]:
-    if not text.strip():
-        raise HistoryError("empty line", line=number)
     try:
         value = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
+        if not text.strip():  # only a line that is not JSON can be blank: asked only then
+            raise HistoryError("empty line", line=number) from None
         raise HistoryError(f"not JSON: {exc}", line=number) from exc
     if not isinstance(value, dict):
         raise HistoryError(f"expected a JSON object, got {type(value).__name__}", line=number)
@@ -297,6 +298,28 @@ class Reads(Protocol):
         """Raise the `HistoryError` of the earliest line refused, if the lines read so far hold one."""
 
 
+class _SignalLine(BaseModel):
+    """A recorded signal's event line, the commonest: parsed and validated in one call (`Parser.parse`).
+
+    The same checks as `Parser._parse` and `decode_body` make, for a line that passes them: exactly
+    these keys, the stream a string, the version an integer (not a bool, a float or a string), the
+    stored name this one, the payload a valid `SignalRecorded` body.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    stream: StrictStr
+    version: StrictInt
+    type: Literal["session.signal_recorded.v1"]
+    payload: SignalRecorded
+
+
+_SIGNAL_LINE: Final = _SignalLine.__pydantic_validator__
+_JSON_INT_LOW: Final = -(2**63)
+_JSON_INT_HIGH: Final = 2**64
+"""The integers `orjson` parses: a line with any other is left to `Parser._parse`, which refuses it."""
+
+
 @dataclass
 class Parser:
     """Turns one event line into its stream, version and decoded event: the checks of the line alone."""
@@ -306,6 +329,37 @@ class Parser:
 
     def parse(self, number: int, text: str) -> tuple[UUID, int, DomainEvent]:
         """Line `number`'s stream, version and decoded event, or `HistoryError` naming the problem."""
+        try:
+            line = _SIGNAL_LINE.validate_json(text)
+        except ValidationError:
+            pass  # not a signal's line, or not a valid one: the checks one by one say which
+        else:
+            parsed = self._signal_line(line)
+            if parsed is not None:
+                return parsed
+        return self._parse(number, text)
+
+    def _signal_line(self, line: _SignalLine) -> tuple[UUID, int, DomainEvent] | None:
+        """A signal's line validated in one call, as `_parse` reads it; None to leave it to `_parse`.
+
+        `_parse` reads it when its stream is one not seen yet (so the stream's id is checked there),
+        its version is below 1, or an integer is one that `orjson` does not parse (outside 64 bits).
+        """
+        stream = self.stream_ids.get(line.stream)
+        event = line.payload
+        if (
+            stream is None
+            or line.version < 1
+            or not _JSON_INT_LOW <= event.sequence < _JSON_INT_HIGH
+            or not _JSON_INT_LOW <= event.occurred_at_ms < _JSON_INT_HIGH
+            or not _JSON_INT_LOW <= event.recorded_at_ms < _JSON_INT_HIGH
+            or not _JSON_INT_LOW <= line.version < _JSON_INT_HIGH
+        ):
+            return None
+        return stream, line.version, with_current_agent_ids(event)
+
+    def _parse(self, number: int, text: str) -> tuple[UUID, int, DomainEvent]:
+        """`parse` one check after the other, each refusal naming what is wrong."""
         value = _json_object(number, text)
         _keys(number, value, _EVENT_KEYS, "event")
         text = value["stream"]
@@ -353,6 +407,12 @@ class Reader:
     def read(self, number: int, text: str) -> tuple[UUID, int, DomainEvent]:
         """Line `number` parsed, checked against the lines before and folded; `HistoryError` if refused."""
         stream, version, event = self.parser.parse(number, text)
+        return self.read_parsed(number, stream, version, event)
+
+    def read_parsed(
+        self, number: int, stream: UUID, version: int, event: DomainEvent
+    ) -> tuple[UUID, int, DomainEvent]:
+        """`read` of a line a `Parser` already parsed (here, or in the process that hands it over)."""
         if isinstance(event, SignalRecorded):
             try:
                 check_recorded(event)  # what the strict API refuses does not enter by the back door

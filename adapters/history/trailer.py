@@ -43,7 +43,15 @@ class Digest:
 
     def add_read(self, text: str) -> None:
         """One line as an import reads it: with its line ending (LF or CRLF) or without one."""
-        self.add(text.rstrip("\r\n").encode() + b"\n")
+        if text[-1:] == "\n" and text[-2:-1] not in _LINE_END_CHARACTERS:  # as export wrote it
+            self.add_exact(text)
+        else:
+            self.add(text.rstrip("\r\n").encode() + b"\n")
+
+    def add_exact(self, text: str) -> None:
+        """One line that ends in exactly one LF, as export writes it (`add_read` of it, without the look)."""
+        self._sha.update(text.encode())
+        self.lines += 1
 
     def trailer(self, events: int) -> bytes:
         """The trailer line for `events` event lines and the lines added so far."""
@@ -103,10 +111,18 @@ def event_lines(
     digest = Digest()
     digest.add_read(header_text)
     held: tuple[int, str] | None = None
+    follows = "a trailer must be the history's last line, and lines follow this one"
+    add, update = digest.add_read, digest.add_exact
     for item in numbered:
         if held is not None:
-            _not_a_trailer(*held, "a trailer must be the history's last line, and lines follow this one")
-            digest.add_read(held[1])
+            text = held[1]
+            if text[-1:] == "\n" and text[-2:-1] not in _LINE_END_CHARACTERS:  # as export wrote it
+                if text.endswith(_TRAILER_LINE):
+                    raise HistoryError(follows, line=held[0])
+                update(text)
+            else:
+                _not_a_trailer(*held, follows)
+                add(text)
             yield held
         held = item
     if held is None:
@@ -117,6 +133,14 @@ def event_lines(
     digest.check(held[0], held[1], digest.lines - 1)
 
 
+_LINE_END_CHARACTERS: Final = ("\r", "\n")
+_TRAILER_LINE: Final = _TRAILER_END + "\n"
+
+
 def _not_a_trailer(number: int, text: str, refusal: str) -> None:
-    if text.rstrip("\r\n").endswith(_TRAILER_END):
+    if text[-1:] == "\n" and text[-2:-1] not in _LINE_END_CHARACTERS:  # one LF: the line is the rest
+        trailer = text.endswith(_TRAILER_LINE)
+    else:
+        trailer = text.rstrip("\r\n").endswith(_TRAILER_END)
+    if trailer:
         raise HistoryError(refusal, line=number)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 from uuid import UUID
 
 from sessionwatch.adapters.stores.mapper import encode, session_stream_id
@@ -46,7 +47,6 @@ def _load_events(
 ) -> tuple[dict[UUID, int], int, int]:
     """Write the events and their signal rows; each stream's newest version, the last id, the signals kept."""
     sql, c, dialect = tx.sql, tx.statement, tx.dialect
-    versions: dict[UUID, int] = {}
     event_rows: list[tuple[object, ...]] = []
     signal_rows: list[tuple[object, ...]] = []
     retained = 0
@@ -57,10 +57,15 @@ def _load_events(
         event_rows.clear()
         signal_rows.clear()
 
+    streams: dict[UUID, list[Any]] = {}  # each stream's key as bound, and its newest version
     notification_id = 0
     for notification_id, (stream, version, event) in enumerate(events, 1):
-        event_rows.append((notification_id, dialect.stream_key(stream), version, event.type, encode(event)))
-        versions[stream] = max(versions.get(stream, 0), version)
+        seen = streams.get(stream)
+        if seen is None:
+            seen = streams[stream] = [dialect.stream_key(stream), version]
+        elif version > seen[1]:
+            seen[1] = version
+        event_rows.append((notification_id, seen[0], version, event.type, encode(event)))
         match event:
             case SignalRecorded():
                 signal_rows.append(sql_rows.signal_params(event, notification_id))
@@ -81,6 +86,7 @@ def _load_events(
         if len(event_rows) >= LOAD_CHUNK:
             flush()
     flush()
+    versions = {stream: version for stream, (_, version) in streams.items()}
     return versions, notification_id, retained
 
 
