@@ -251,9 +251,9 @@ _HOME_OF: dict[str, str] = {name: module for module, names in _HOMES.items() for
 
 
 def _version() -> str:
-    from importlib.metadata import version  # noqa: PLC0415 - read once, on first use
+    from sessionwatch.adapters.version import installed_version  # noqa: PLC0415 - read once, on first use
 
-    return version("sessionwatch")
+    return installed_version()
 
 
 if not TYPE_CHECKING:  # hidden from type checkers: an unknown name stays an error for them

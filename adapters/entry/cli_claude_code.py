@@ -16,7 +16,6 @@ from typing import TypeVar
 
 from sessionwatch.adapters.entry.cli_store import StoreUse
 from sessionwatch.adapters.entry.cli_text import EXIT_OK, PROG, CliError, naming_the_store, one_line
-from sessionwatch.adapters.stores.port import StoreError
 from sessionwatch.adapters.stores.urls import parse_url
 
 HOOK_LOG_PREFIX = f"{PROG} claude-code hook"
@@ -169,6 +168,7 @@ def _check_lasting_store(db: str) -> None:
 
 def mcp_command(args: argparse.Namespace) -> int:
     """`claude-code mcp`: serve this session with `sessionwatch mcp` (registered at its first tool call)."""
+    from sessionwatch.adapters.stores.port import StoreError  # noqa: PLC0415 - loads the models
     from sessionwatch.integrations.claude_code import HookInputError, served_key  # noqa: PLC0415
 
     try:

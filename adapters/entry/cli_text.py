@@ -11,27 +11,26 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-from pydantic import ValidationError
-
-from sessionwatch.adapters.app.clock import SystemClock
-from sessionwatch.adapters.app.reports import AuditReport, PruneReport, SweepReport
-from sessionwatch.adapters.stores.port import StoreNotEmptyError
+# The exit codes and the program's name are defined once, by the dispatcher that must load nothing.
+from sessionwatch.adapters.entry.cli import EXIT_BROKEN_PIPE as EXIT_BROKEN_PIPE  # noqa: PLC0414
+from sessionwatch.adapters.entry.cli import EXIT_INTERNAL as EXIT_INTERNAL  # noqa: PLC0414
+from sessionwatch.adapters.entry.cli import EXIT_INTERRUPTED as EXIT_INTERRUPTED  # noqa: PLC0414
+from sessionwatch.adapters.entry.cli import EXIT_OK as EXIT_OK  # noqa: PLC0414
+from sessionwatch.adapters.entry.cli import EXIT_USAGE as EXIT_USAGE  # noqa: PLC0414
+from sessionwatch.adapters.entry.cli import PROG as PROG  # noqa: PLC0414
 from sessionwatch.adapters.stores.urls import ENV_URL
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal
-from sessionwatch.domain.recording import check_signal
-from sessionwatch.domain.signals import Actor
-from sessionwatch.projections.audit import VIOLATION_KINDS
-from sessionwatch.projections.models import Cursor, SessionRow, SessionStatus, Signal
 
-PROG = "sessionwatch"
-EXIT_OK = 0
+if TYPE_CHECKING:  # the models load with the command that uses them, not with the parser
+    from pydantic import ValidationError
+
+    from sessionwatch.adapters.app.reports import AuditReport, PruneReport, SweepReport
+    from sessionwatch.domain.signals import Actor
+    from sessionwatch.projections.models import Cursor, SessionRow, SessionStatus, Signal
+
 EXIT_NO = 1  # the command ran and answered "no": a refused watch, differing read models
-EXIT_USAGE = 2
-EXIT_INTERNAL = 3
-EXIT_INTERRUPTED = 130  # 128 + SIGINT
-EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a closed pipe
 
 
 class CliError(Exception):
@@ -106,6 +105,8 @@ def print_json(value: object) -> None:
 
 def parse_actor(text: str) -> Actor:
     """`human`, `system` or `agent:KEY`."""
+    from sessionwatch.domain.signals import Actor  # noqa: PLC0415 - loads the models
+
     if text == "human":
         return Actor.human()
     if text == "system":
@@ -199,6 +200,9 @@ def parse_file_to_write(text: str, option: str) -> str:
 
 def check_record(args: argparse.Namespace, actor: Actor, payload: dict[str, object] | None) -> None:
     """Every field `record` was given, checked as the core checks it, before any store is opened."""
+    from sessionwatch.adapters.app.clock import SystemClock  # noqa: PLC0415 - loads the models
+    from sessionwatch.domain.recording import check_signal  # noqa: PLC0415
+
     check_signal(
         session_key=args.key,
         agent_id=args.agent,
@@ -232,6 +236,8 @@ _READ_BY = {"import": "FILE", "import-openclaw": "PATH"}
 
 def naming_the_source(exc: Exception, args: argparse.Namespace) -> str:
     """An import refused: for a store that already holds history, `--db`; else the file it read."""
+    from sessionwatch.adapters.stores.port import StoreNotEmptyError  # noqa: PLC0415 - loads the models
+
     message = str(exc)
     if isinstance(exc.__cause__, StoreNotEmptyError):
         return naming_the_store(message, args)
@@ -350,6 +356,8 @@ def format_sweep(report: SweepReport) -> str:
 
 def format_audit(report: AuditReport) -> str:
     """The verdict, then each violation kind with its count, the sessions involved and the details."""
+    from sessionwatch.projections.audit import VIOLATION_KINDS  # noqa: PLC0415 - loads the models
+
     rate = report.events_replayed / report.seconds if report.seconds > 0 else 0.0
     head = (
         f"audit: {'ok' if report.ok else 'FAILED'}: {report.events_replayed:,} events replayed in "

@@ -1,0 +1,80 @@
+"""The installed distribution's version, found without loading `importlib.metadata` when it can be.
+
+`importlib.metadata` costs tens of milliseconds to import (it brings `email`, `zipfile`, `csv`...),
+more than the rest of `sessionwatch --version`. `installed_version` is its named twin for the one
+question asked here: it walks `sys.path` in order as `importlib.metadata` does, takes the first
+`sessionwatch` metadata directory found (in one directory, a .dist-info before an .egg-info), and
+reads its `Version:` header. Whenever the answer is not that plain (a zip file on the path, no
+header, an unreadable file), it asks `importlib.metadata` itself. A contract test holds the two to
+the same answer (tests/unit/test_version.py).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+DISTRIBUTION = "sessionwatch"
+_SUFFIXES = (".dist-info", ".egg-info")
+_UNKNOWN = "unknown"
+
+
+def _is_ours(entry: str) -> bool:
+    """Whether a directory entry is this distribution's metadata (`sessionwatch-0.1.0.dist-info`)."""
+    stem, dot, suffix = entry.rpartition(".")
+    if not dot or f".{suffix.lower()}" not in _SUFFIXES:
+        return False
+    name = stem.partition("-")[0]
+    return name.lower().replace(".", "_").replace("-", "_") == DISTRIBUTION
+
+
+def _metadata_file(folder: Path) -> Path:
+    return folder / ("PKG-INFO" if folder.name.lower().endswith(".egg-info") else "METADATA")
+
+
+def _header_version(path: Path) -> str | None:
+    """The `Version:` header of a metadata file (the headers end at the first blank line)."""
+    try:
+        with path.open(encoding="utf-8") as file:
+            for line in file:
+                if not line.strip():
+                    return None
+                name, colon, value = line.partition(":")
+                if colon and name.strip().lower() == "version":
+                    return value.strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def _first_metadata() -> Path | None:
+    """The first `sessionwatch` metadata directory on `sys.path`, or None (then the long way decides)."""
+    for entry in sys.path:
+        folder = Path(entry or ".")
+        try:
+            ours = [child for child in folder.iterdir() if _is_ours(child.name)]
+        except OSError:  # not a directory (a zip file, a missing entry): only the long way reads a zip
+            if folder.is_file():
+                return None
+            continue
+        if ours:  # within one directory `importlib.metadata` takes a .dist-info before an .egg-info
+            ours.sort(key=lambda child: not child.name.lower().endswith(".dist-info"))
+            return ours[0]
+    return None
+
+
+def metadata_version() -> str:
+    """The version `importlib.metadata` gives ("unknown" in a source tree that was never installed)."""
+    from importlib import metadata  # noqa: PLC0415 - the long way, only when the short one cannot tell
+
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return _UNKNOWN
+
+
+def installed_version() -> str:
+    """The installed `sessionwatch` version, as `importlib.metadata.version` gives it."""
+    folder = _first_metadata()
+    found = None if folder is None else _header_version(_metadata_file(folder))
+    return found if found is not None else metadata_version()
