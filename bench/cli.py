@@ -89,7 +89,8 @@ def check(commands: list[Command], version: str, head: int) -> None:
             case "version":
                 assert lines == [f"sessionwatch {version}"], lines
             case "help":
-                assert "import-openclaw" in done.stdout and "exit codes:" in done.stdout, done.stdout
+                assert "import-openclaw" in done.stdout, done.stdout
+                assert "exit codes:" in done.stdout, done.stdout
             case "status":
                 assert lines == [f"{STATUS_KEY}  stateVersion {head}"], lines
             case "notices":

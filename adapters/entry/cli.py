@@ -22,15 +22,18 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
+from sessionwatch.adapters.entry.cli_codes import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    PROG,
+)
+
 if TYPE_CHECKING:
     import argparse
 
-PROG = "sessionwatch"
-EXIT_OK = 0
-EXIT_USAGE = 2
-EXIT_INTERNAL = 3
-EXIT_INTERRUPTED = 130  # 128 + SIGINT
-EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a closed pipe
 
 ROUTES: dict[tuple[str, ...], str] = {
     ("--version",): "sessionwatch.adapters.entry.cli:version_command",

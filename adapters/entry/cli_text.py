@@ -13,13 +13,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-# The exit codes and the program's name are defined once, by the dispatcher that must load nothing.
-from sessionwatch.adapters.entry.cli import EXIT_BROKEN_PIPE as EXIT_BROKEN_PIPE  # noqa: PLC0414
-from sessionwatch.adapters.entry.cli import EXIT_INTERNAL as EXIT_INTERNAL  # noqa: PLC0414
-from sessionwatch.adapters.entry.cli import EXIT_INTERRUPTED as EXIT_INTERRUPTED  # noqa: PLC0414
-from sessionwatch.adapters.entry.cli import EXIT_OK as EXIT_OK  # noqa: PLC0414
-from sessionwatch.adapters.entry.cli import EXIT_USAGE as EXIT_USAGE  # noqa: PLC0414
-from sessionwatch.adapters.entry.cli import PROG as PROG  # noqa: PLC0414
+# The exit codes and the program's name, named here as ever: their home imports nothing (the dispatcher's).
+from sessionwatch.adapters.entry.cli_codes import EXIT_BROKEN_PIPE as EXIT_BROKEN_PIPE  # noqa: PLC0414
+from sessionwatch.adapters.entry.cli_codes import EXIT_INTERNAL as EXIT_INTERNAL  # noqa: PLC0414
+from sessionwatch.adapters.entry.cli_codes import EXIT_INTERRUPTED as EXIT_INTERRUPTED  # noqa: PLC0414
+from sessionwatch.adapters.entry.cli_codes import EXIT_NO as EXIT_NO  # noqa: PLC0414
+from sessionwatch.adapters.entry.cli_codes import EXIT_OK as EXIT_OK  # noqa: PLC0414
+from sessionwatch.adapters.entry.cli_codes import EXIT_USAGE as EXIT_USAGE  # noqa: PLC0414
+from sessionwatch.adapters.entry.cli_codes import PROG as PROG  # noqa: PLC0414
 from sessionwatch.adapters.stores.urls import ENV_URL
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal
 
@@ -29,8 +30,6 @@ if TYPE_CHECKING:  # the models load with the command that uses them, not with t
     from sessionwatch.adapters.app.reports import AuditReport, PruneReport, SweepReport
     from sessionwatch.domain.signals import Actor
     from sessionwatch.projections.models import Cursor, SessionRow, SessionStatus, Signal
-
-EXIT_NO = 1  # the command ran and answered "no": a refused watch, differing read models
 
 
 class CliError(Exception):
