@@ -3,10 +3,10 @@
 `importlib.metadata` costs tens of milliseconds to import (it brings `email`, `zipfile`, `csv`...),
 more than the rest of `sessionwatch --version`. `installed_version` is its named twin for the one
 question asked here: it walks `sys.path` in order as `importlib.metadata` does, takes the first
-`sessionwatch` metadata directory found (in one directory, a .dist-info before an .egg-info), and
-reads its `Version:` header. Whenever the answer is not that plain (a zip file on the path, no
-header, an unreadable file), it asks `importlib.metadata` itself. A contract test holds the two to
-the same answer (tests/unit/test_version.py).
+`sessionwatch` metadata directory found (in one directory, the first listed), and reads its
+`Version:` header. Whenever the answer is not that plain (a zip file on the path, no header, an
+unreadable file), it asks `importlib.metadata` itself. A contract test holds the two to the same
+answer (tests/unit/test_version.py).
 """
 
 from __future__ import annotations
@@ -57,8 +57,7 @@ def _first_metadata() -> Path | None:
             if folder.is_file():
                 return None
             continue
-        if ours:  # within one directory `importlib.metadata` takes a .dist-info before an .egg-info
-            ours.sort(key=lambda child: not child.name.lower().endswith(".dist-info"))
+        if ours:  # within one directory, the first listed (a .dist-info or an .egg-info alike)
             return ours[0]
     return None
 
