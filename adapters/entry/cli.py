@@ -126,14 +126,14 @@ def _run(argv: Sequence[str] | None) -> int:
     for prefix, target in ROUTES.items():
         if tuple(given[: len(prefix)]) == prefix:
             return _route(target)(given[len(prefix) :])
-    from sessionwatch.adapters.entry.cli_store import StoreGuard  # noqa: PLC0415 - light; the parser loads it
-    from sessionwatch.adapters.entry.cli_text import CliError  # noqa: PLC0415
-
     parser = build_parser()
     try:
         args = parser.parse_args(given)
     except SystemExit as exc:  # --help prints and exits 0 through argparse
         return exc.code if isinstance(exc.code, int) else EXIT_OK
+    from sessionwatch.adapters.entry.cli_store import StoreGuard  # noqa: PLC0415 - once a command runs
+    from sessionwatch.adapters.entry.cli_text import CliError  # noqa: PLC0415 - the parser loaded it
+
     handler: Callable[[argparse.Namespace], int] = args.handler
     guard = StoreGuard()
     try:

@@ -7,10 +7,7 @@ command line checks the file first, `cli_store`) and a command prints only the w
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
-import shlex
-import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -171,6 +168,8 @@ def import_command(args: argparse.Namespace) -> int:
     except UnicodeDecodeError:  # found while checking the lines, before anything is written
         raise CliError(f"FILE: {source} is not UTF-8 text") from None
     if args.json:
+        import dataclasses  # noqa: PLC0415 - loaded by the import, as it runs
+
         print_json(dataclasses.asdict(report))
     else:
         print(
@@ -450,6 +449,9 @@ def _this_command() -> str:
 
     After `make demo` that is `.venv/bin/sessionwatch`: the console script is not on PATH.
     """
+    import shlex  # noqa: PLC0415 - the demo alone prints it
+    import shutil  # noqa: PLC0415
+
     script = sys.argv[0] if sys.argv else ""
     if Path(script).name == "sessionwatch":
         found = shutil.which("sessionwatch")

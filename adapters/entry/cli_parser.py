@@ -13,8 +13,8 @@ from typing import NoReturn
 
 from sessionwatch.adapters.entry import cli_claude_code, cli_codex
 from sessionwatch.adapters.entry import cli_commands as run
+from sessionwatch.adapters.entry.cli_codes import DEMO_PATH, StoreUse
 from sessionwatch.adapters.entry.cli_mcp import mcp_commands
-from sessionwatch.adapters.entry.cli_store import DEMO_PATH, StoreUse
 from sessionwatch.adapters.entry.cli_text import PROG, CliError
 from sessionwatch.adapters.version import installed_version
 from sessionwatch.domain.kinds import SignalKind

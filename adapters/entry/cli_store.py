@@ -15,13 +15,12 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
+from sessionwatch.adapters.entry.cli_codes import StoreUse
 from sessionwatch.adapters.entry.cli_text import CliError, naming_the_store
 from sessionwatch.adapters.stores.sqlite_reading import reading, side_files
 from sessionwatch.adapters.stores.urls import PostgresUrl, parse_url
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-DEMO_PATH = "sessionwatch-demo.db"
-"""The demo's own file, in the working directory; deleted and recreated by every default run."""
 
 
 def _events_table() -> str:
@@ -37,15 +36,6 @@ def _store_tables() -> frozenset[str]:
 
 
 _HOW_TO_FIX = "pass --db with the store to read, or record something first"
-
-
-class StoreUse(Enum):
-    """How a command uses the store `--db` names."""
-
-    DEMO = "demo"  # the demo's own file (which it resets), else like CREATE for the --db it is given
-    READ = "read"  # an existing sessionwatch store only: it reads, or changes what the store holds
-    CREATE = "create"  # an existing store, or a new one in a missing or 0-byte file
-    OWN = "own"  # the command checks its store itself (the Claude Code hook must never fail)
 
 
 class _Kind(Enum):

@@ -7,7 +7,6 @@ option), the formatters turn a result into the lines a person reads.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,7 +20,6 @@ from sessionwatch.adapters.entry.cli_codes import EXIT_NO as EXIT_NO  # noqa: PL
 from sessionwatch.adapters.entry.cli_codes import EXIT_OK as EXIT_OK  # noqa: PLC0414
 from sessionwatch.adapters.entry.cli_codes import EXIT_USAGE as EXIT_USAGE  # noqa: PLC0414
 from sessionwatch.adapters.entry.cli_codes import PROG as PROG  # noqa: PLC0414
-from sessionwatch.adapters.stores.urls import ENV_URL
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal
 
 if TYPE_CHECKING:  # the models load with the command that uses them, not with the parser
@@ -89,6 +87,8 @@ def naming_the_flag(exc: InvalidSignal | InvalidQuery, args: argparse.Namespace)
 
 def naming_the_store(message: str, args: argparse.Namespace) -> str:
     """A store URL problem (`url: reason`), naming where the URL came from: `--db` or the environment."""
+    from sessionwatch.adapters.stores.urls import ENV_URL  # noqa: PLC0415 - the parser needs no URL code
+
     from_environment = getattr(args, "db", None) is None and os.environ.get(ENV_URL)
     source = f"${ENV_URL} (or --db)" if from_environment else "--db"
     return f"{source}: {message.removeprefix('url: ')}"
@@ -96,6 +96,8 @@ def naming_the_store(message: str, args: argparse.Namespace) -> str:
 
 def print_json(value: object) -> None:
     """Print a JSON value, indented."""
+    import json  # noqa: PLC0415 - the parser needs none
+
     print(json.dumps(value, indent=2))
 
 
@@ -121,6 +123,8 @@ def _reject_constant(name: str) -> NoReturn:
 
 def parse_payload(text: str | None) -> dict[str, object] | None:
     """A strict JSON object (no NaN or Infinity)."""
+    import json  # noqa: PLC0415 - the parser needs none
+
     if text is None:
         return None
     try:
@@ -255,6 +259,8 @@ def _actor_text(actor_type: str, actor_id: str | None) -> str:
 
 def format_signal(signal: Signal) -> str:
     """One line: sequence, kind, session, actor, summary."""
+    import json  # noqa: PLC0415 - the parser needs none
+
     payload = f" {json.dumps(signal.payload, sort_keys=True)}" if signal.payload else ""
     return (
         f"recorded #{signal.sequence} {signal.kind.value} on {signal.session_key} "
@@ -272,6 +278,8 @@ def format_duplicate(signal: Signal, dedupe_key: str, summary: str) -> str:
 
 def format_status(status: SessionStatus) -> str:
     """The head, then one line per change when a delta was asked for."""
+    import json  # noqa: PLC0415 - the parser needs none
+
     lines = [f"{status.session_key}  stateVersion {status.state_version}"]
     changes = status.state_changes
     if changes is None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from sessionwatch.adapters.entry.cli_store import DEMO_PATH
+from sessionwatch.adapters.entry.cli_codes import DEMO_PATH
 from sessionwatch.adapters.entry.demo_host import DemoModels, DemoRuntime, DemoTranscripts, run_id_of
 from sessionwatch.adapters.entry.demo_upstream import upstream_step
 from sessionwatch.adapters.entry.watch import SessionWatch
