@@ -7,7 +7,9 @@ a module that imports what it uses when it runs (ADR-0067), so `--help` costs th
 from __future__ import annotations
 
 import argparse
+import functools
 import re
+import shutil
 from collections.abc import Callable
 from typing import NoReturn
 
@@ -38,12 +40,24 @@ WATCHER_RULE = (
 )
 
 
+@functools.cache
+def _width() -> int:
+    """The help's width as argparse computes it (the terminal's, or $COLUMNS, less 2), asked once."""
+    return shutil.get_terminal_size().columns - 2
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that raises instead of printing usage over several lines and exiting.
 
     An error about one option starts with that option, as every other option error does
     (`--transport: invalid choice: ...`, not `argument --transport: ...`).
     """
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse makes a formatter for every option it adds (to check its metavar), each asking the
+        # terminal's size: asked once here, the width argparse itself computes.
+        make: Callable[..., argparse.HelpFormatter] = self.formatter_class  # every formatter takes a width
+        return make(prog=self.prog, width=_width())
 
     def error(self, message: str) -> NoReturn:
         about_one = re.fullmatch(r"argument ([^\s:]+): (.*)", message, flags=re.DOTALL)
