@@ -126,9 +126,19 @@ def _run(argv: Sequence[str] | None) -> int:
     for prefix, target in ROUTES.items():
         if tuple(given[: len(prefix)]) == prefix:
             return _route(target)(given[len(prefix) :])
+    return run_parsed(given)
+
+
+def run_parsed(argv: Sequence[str]) -> int:
+    """Run a whole command line through the parser, whatever `ROUTES` says (a route's way back).
+
+    A route that finds it has real work to do after all calls this with the whole command line
+    (`["claude-code", "hook", *rest]`); it raises what a command raises, for the caller's last line
+    of defence (`main`'s, when the route runs under `main`).
+    """
     parser = build_parser()
     try:
-        args = parser.parse_args(given)
+        args = parser.parse_args(list(argv))
     except SystemExit as exc:  # --help prints and exits 0 through argparse
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     from sessionwatch.adapters.entry.cli_store import StoreGuard  # noqa: PLC0415 - once a command runs

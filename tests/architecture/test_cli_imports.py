@@ -122,3 +122,15 @@ def test_a_route_that_fails_says_one_line_as_every_command_does(
     monkeypatch.setitem(cli.ROUTES, ("claude-code", "hook"), f"{__name__}:broken")
     assert cli.main(["claude-code", "hook"]) == 3
     assert capsys.readouterr() == ("", "sessionwatch: error: internal error: RuntimeError: boom\n")
+
+
+def test_a_route_can_hand_the_whole_command_line_back_to_the_parser(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def front(rest: Sequence[str]) -> int:
+        return cli.run_parsed(["--version", *rest])  # the parser's own version action, not the route
+
+    monkeypatch.setattr(sys.modules[__name__], "front", front, raising=False)
+    monkeypatch.setitem(cli.ROUTES, ("claude-code", "hook"), f"{__name__}:front")
+    assert cli.main(["claude-code", "hook"]) == 0
+    assert capsys.readouterr().out == "sessionwatch " + importlib.metadata.version("sessionwatch") + "\n"
