@@ -87,7 +87,7 @@ def test_the_check_sees_what_a_command_loads() -> None:
     code, _, modules = loaded_by(["list", "--db", "memory://"])
     assert code == 0
     assert "pydantic" in heavy(modules)
-    assert "opentelemetry" not in modules  # no provider can be set up: nothing imported it, no variable names one
+    assert "opentelemetry" not in modules  # no provider can be set up: none imported, no variable names one
 
 
 def test_every_route_names_a_function_that_exists() -> None:
