@@ -8,8 +8,10 @@ and the CLI are imported only by the code that uses them.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = (
+    False  # not `typing`'s: importing it costs more than this module (type checkers know the name)
+)
 if TYPE_CHECKING:  # what type checkers see; at run time `__getattr__` imports the same objects
     from sessionwatch.adapters.app.clock import SystemClock
     from sessionwatch.adapters.app.reports import AuditReport, PruneReport, RunRecord, SweepReport, TickReport

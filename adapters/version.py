@@ -11,8 +11,8 @@ answer (tests/unit/test_version.py).
 
 from __future__ import annotations
 
+import os
 import sys
-from pathlib import Path
 
 DISTRIBUTION = "sessionwatch"
 _SUFFIXES = (".dist-info", ".egg-info")
@@ -28,14 +28,18 @@ def _is_ours(entry: str) -> bool:
     return name.lower().replace(".", "_").replace("-", "_") == DISTRIBUTION
 
 
-def _metadata_file(folder: Path) -> Path:
-    return folder / ("PKG-INFO" if folder.name.lower().endswith(".egg-info") else "METADATA")
+# `os.path`, not `pathlib`: importing `pathlib` costs more than the rest of `--version`.
 
 
-def _header_version(path: Path) -> str | None:
+def _metadata_file(folder: str) -> str:
+    name = "PKG-INFO" if folder.lower().endswith(".egg-info") else "METADATA"
+    return os.path.join(folder, name)  # noqa: PTH118
+
+
+def _header_version(path: str) -> str | None:
     """The `Version:` header of a metadata file (the headers end at the first blank line)."""
     try:
-        with path.open(encoding="utf-8") as file:
+        with open(path, encoding="utf-8") as file:  # noqa: PTH123
             for line in file:
                 if not line.strip():
                     return None
@@ -47,18 +51,18 @@ def _header_version(path: Path) -> str | None:
     return None
 
 
-def _first_metadata() -> Path | None:
+def _first_metadata() -> str | None:
     """The first `sessionwatch` metadata directory on `sys.path`, or None (then the long way decides)."""
     for entry in sys.path:
-        folder = Path(entry or ".")
+        folder = entry or "."
         try:
-            ours = [child for child in folder.iterdir() if _is_ours(child.name)]
+            ours = [name for name in os.listdir(folder) if _is_ours(name)]  # noqa: PTH208
         except OSError:  # not a directory (a zip file, a missing entry): only the long way reads a zip
-            if folder.is_file():
+            if os.path.isfile(folder):  # noqa: PTH113
                 return None
             continue
         if ours:  # within one directory, the first listed (a .dist-info or an .egg-info alike)
-            return ours[0]
+            return os.path.join(folder, ours[0])  # noqa: PTH118
     return None
 
 

@@ -15,12 +15,9 @@ uses when it runs (ADR-0067; tests/architecture/test_cli_imports.py).
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NoReturn
 
 from sessionwatch.adapters.entry.cli_codes import (
     EXIT_BROKEN_PIPE,
@@ -31,8 +28,11 @@ from sessionwatch.adapters.entry.cli_codes import (
     PROG,
 )
 
+TYPE_CHECKING = False  # `typing` costs more than the rest of a route: type checkers read the block below
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable, Sequence
+    from typing import NoReturn
 
 
 ROUTES: dict[tuple[str, ...], str] = {
@@ -176,8 +176,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def exit_at_once(code: int) -> NoReturn:
     """Flush what was printed, then end the process without the interpreter's own clean-up."""
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
+        try:  # noqa: SIM105 - `contextlib` is not loaded on a route's path
             stream.flush()
+        except (OSError, ValueError):
+            pass
     os._exit(code)
 
 
