@@ -8,8 +8,10 @@ and the CLI are imported only by the code that uses them.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = (
+    False  # not `typing`'s: importing it costs more than this module (type checkers know the name)
+)
 if TYPE_CHECKING:  # what type checkers see; at run time `__getattr__` imports the same objects
     from sessionwatch.adapters.app.clock import SystemClock
     from sessionwatch.adapters.app.reports import AuditReport, PruneReport, RunRecord, SweepReport, TickReport
@@ -251,9 +253,9 @@ _HOME_OF: dict[str, str] = {name: module for module, names in _HOMES.items() for
 
 
 def _version() -> str:
-    from importlib.metadata import version  # noqa: PLC0415 - read once, on first use
+    from sessionwatch.adapters.version import installed_version  # noqa: PLC0415 - read once, on first use
 
-    return version("sessionwatch")
+    return installed_version()
 
 
 if not TYPE_CHECKING:  # hidden from type checkers: an unknown name stays an error for them

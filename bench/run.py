@@ -19,6 +19,7 @@ sys.path.append(str(Path(__file__).resolve().parents[1]))  # `python bench/run.p
 from bench import (
     audit,
     batch,
+    cli,
     coroutines,
     fanout,
     floor,
@@ -48,6 +49,7 @@ WORKLOADS: tuple[tuple[str, Callable[[Mode], list[Result]]], ...] = (
     (audit.NAME, audit.run),
     (import_history.NAME, import_history.run),  # against a snapshot of main before issue 30
     (soak.NAME, soak.run),
+    (cli.NAME, cli.run),  # fresh processes against `python -I -c pass`, the interpreter floor
 )
 
 
@@ -82,6 +84,7 @@ def main() -> None:
         " sessionwatch time (bigger is better, target >=);\n"
         "       fan-out, sweep: sessionwatch time / peer time (smaller is better, target <=);"
         " fan-scale: time(1,000) / time(100);\n"
+        "       cli: a command line's wall time / `python -I -c pass`'s in the same rounds (target <=);\n"
         "       flat (the soak, sessionwatch alone, in a child process; setting = signals recorded):"
         " signals retained right after a prune, size(end) / size(half-way), peak RSS;\n"
         "       loop-lag: p99 lateness of a 1 ms ticker on the loop of concurrent-async"

@@ -5,12 +5,12 @@ from __future__ import annotations
 import functools
 import math
 from datetime import UTC, datetime, timedelta
-from enum import StrEnum
 from typing import Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from sessionwatch.domain.errors import InvalidSignal
+from sessionwatch.domain.kinds import SignalKind as SignalKind  # noqa: PLC0414 - re-exported: its home is kinds
 from sessionwatch.domain.text import has_control_character
 
 MAX_SUMMARY_LENGTH = 200
@@ -25,20 +25,6 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 ActorType: TypeAlias = Literal["human", "agent", "system"]
 RunOutcome: TypeAlias = Literal["ok", "error", "timeout", "cancelled"]
 FailedOutcome: TypeAlias = Literal["error", "timeout", "cancelled"]
-
-
-class SignalKind(StrEnum):
-    """The kinds a signal can have; the values are the stored names."""
-
-    HUMAN_DIRECT_MESSAGE = "human_direct_message"
-    UPSTREAM_MISSING = "upstream_missing"
-    GOAL_CHANGED = "goal_changed"
-    CHILD_SPAWNED = "child_spawned"
-    RUN_COMPLETED = "run_completed"
-    RUN_FAILED = "run_failed"
-    COMPACTED = "compacted"
-    ADOPTED = "adopted"
-    CREATED = "created"
 
 
 NOTIFYING_KINDS = frozenset(

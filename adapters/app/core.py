@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
+import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -255,10 +257,16 @@ def check_main_key(main_key: object) -> str:
     return rest
 
 
+_PROVIDER_VARIABLES = frozenset({"OTEL_PYTHON_TRACER_PROVIDER", "OTEL_PYTHON_METER_PROVIDER"})
+"""What makes OpenTelemetry's API load a provider of its own on first use, with nothing imported before."""
+
+
 def telemetry_for(store: object) -> Telemetry:
     """OpenTelemetry's port when it is installed and the host set a provider up, else the no-op."""
     if find_spec("opentelemetry") is None:  # not installed: never imported
         return NO_TELEMETRY
+    if "opentelemetry" not in sys.modules and _PROVIDER_VARIABLES.isdisjoint(os.environ):
+        return NO_TELEMETRY  # nothing in this process set a provider up, and the environment names none
     from sessionwatch.adapters.app import otel  # noqa: PLC0415 - only with OpenTelemetry installed
 
     return otel.telemetry(store_kind(store))

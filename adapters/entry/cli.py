@@ -1,454 +1,160 @@
-"""The `sessionwatch` command line: argument parsing, output formatting, exit codes.
+"""The `sessionwatch` command line: dispatch, exit codes, and the last line of defence.
 
-A thin shell over `SessionWatch`: every rule lives in the core. Exit codes (`EXIT_CODES`): 0 success;
-1 the command ran and its answer is "no" (a refused `watch`, the demo's rebuilt read models
-differing; audit violations); 2 bad usage, bad input or an unusable store; 3 an unexpected internal
-error. Every failure (2, 3) prints exactly one line on stderr and nothing on stdout; no traceback
-escapes. A "no" answer (1) is an answer, not an error: it is printed on stdout (`refused: <reason>`).
+A thin shell over `SessionWatch`: every rule lives in the core. Exit codes (`cli_parser.EXIT_CODES`):
+0 success; 1 the command ran and its answer is "no" (a refused `watch`, the demo's rebuilt read
+models differing; audit violations); 2 bad usage, bad input or an unusable store; 3 an unexpected
+internal error. Every failure (2, 3) prints exactly one line on stderr and nothing on stdout; no
+traceback escapes. A "no" answer (1) is an answer, not an error: it is printed on stdout
+(`refused: <reason>`).
+
+Importing this module loads nothing but the standard library's smallest parts: a command line in
+`ROUTES` runs its function with no parser built; any other builds the parser (`cli_parser`, the
+standard library and the command modules' light tops) and runs the command, which imports what it
+uses when it runs (ADR-0067; tests/architecture/test_cli_imports.py).
 """
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import importlib.metadata
+import importlib
 import os
-import re
 import sys
-from collections.abc import Callable, Sequence
-from typing import NoReturn
 
-from sessionwatch.adapters.entry import cli_claude_code, cli_codex
-from sessionwatch.adapters.entry import cli_commands as run
-from sessionwatch.adapters.entry.cli_mcp import mcp_commands
-from sessionwatch.adapters.entry.cli_store import StoreGuard, StoreUse
-from sessionwatch.adapters.entry.cli_text import (
+from sessionwatch.adapters.entry.cli_codes import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
     PROG,
-    CliError,
-    naming_the_flag,
-    naming_the_source,
-    naming_the_store,
-    one_line,
-)
-from sessionwatch.adapters.entry.demo import DEMO_PATH
-from sessionwatch.adapters.history.jsonl import HistoryError
-from sessionwatch.adapters.stores.port import StoreError
-from sessionwatch.adapters.stores.urls import InvalidStoreUrl
-from sessionwatch.domain.errors import InvalidQuery, InvalidSignal, UnknownSession
-from sessionwatch.domain.signals import SignalKind
-
-_INPUT_ERRORS = (InvalidSignal, InvalidQuery, UnknownSession, InvalidStoreUrl, StoreError, HistoryError)
-
-DB_HELP = (
-    "the store: memory:// (in this process only, gone when it ends); sqlite:///relative.db or "
-    "sqlite:////absolute/path.db, or a plain file path (a SQLite file); add ?synchronous=full to a "
-    "SQLite URL to make every commit durable on power loss; postgresql://USER@HOST:5432/DB "
-    "(needs the postgres extra, which brings psycopg). Default: $SESSIONWATCH_URL, else ./sessionwatch.db"
 )
 
-EXIT_CODES = (
-    "exit codes: 0 success; 1 the answer is no (watch refused; demo read models differ), printed on "
-    "stdout; 2 bad usage, bad input or an unusable store, one line on stderr; 3 internal error, one "
-    "line on stderr"
+TYPE_CHECKING = False  # `typing` costs more than the rest of a route: type checkers read the block below
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable, Sequence
+    from typing import NoReturn
+
+
+ROUTES: dict[tuple[str, ...], str] = {
+    ("--version",): "sessionwatch.adapters.entry.cli:version_command",
+}
+"""Command lines run before any parser is built: an argument prefix -> `module:function`.
+
+The function takes the arguments after the prefix and returns the exit code; it runs inside the
+same last line of defence as every command (one line on stderr, never a traceback). A command line
+that needs nothing argparse gives (the version line, a hook's fast path) costs no parser and no
+import but its own module's.
+"""
+
+_INPUT_ERRORS = (
+    ("sessionwatch.adapters.entry.cli_text", "CliError"),
+    ("sessionwatch.domain.errors", "InvalidSignal"),
+    ("sessionwatch.domain.errors", "InvalidQuery"),
+    ("sessionwatch.domain.errors", "UnknownSession"),
+    ("sessionwatch.adapters.stores.urls", "InvalidStoreUrl"),
+    ("sessionwatch.adapters.stores.port", "StoreError"),
+    ("sessionwatch.adapters.history.reading", "HistoryError"),
 )
-WATCHER_RULE = (
-    " A WATCHER that is not agent-qualified can never be notified, and one the store knows nothing "
-    "of (no session, no cursor) is an unknown session, as status says of an unknown KEY: both are "
-    "bad input (exit 2)."
-)
+"""The errors of bad input (exit 2, their message as the line), by module: an exception can only be an
+instance of a class whose module is loaded, so telling them apart never imports one."""
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that raises instead of printing usage over several lines and exiting.
+def _loaded(module: str, name: str) -> type[BaseException] | None:
+    found = sys.modules.get(module)
+    return None if found is None else getattr(found, name, None)
 
-    An error about one option starts with that option, as every other option error does
-    (`--transport: invalid choice: ...`, not `argument --transport: ...`).
-    """
 
-    def error(self, message: str) -> NoReturn:
-        about_one = re.fullmatch(r"argument ([^\s:]+): (.*)", message, flags=re.DOTALL)
-        raise CliError(f"{about_one[1]}: {about_one[2]}" if about_one else message)
+def _is_input_error(exc: BaseException) -> bool:
+    """Bad usage or input: one line on stderr, exit 2."""
+    for module, name in _INPUT_ERRORS:
+        error = _loaded(module, name)
+        if error is not None and isinstance(exc, error):
+            return True
+    return False
 
 
 def _fail(message: str) -> None:
+    from sessionwatch.adapters.entry.cli_text import one_line  # noqa: PLC0415 - only on the way out
+
     print(f"{PROG}: error: {one_line(message)}", file=sys.stderr)
 
 
-# ------------------------------------------------------------------------------------ the parser
+def version_command(rest: Sequence[str]) -> int:  # noqa: ARG001 - argparse ignores what follows --version too
+    """`sessionwatch --version`, with no parser built: the line argparse's version action prints."""
+    from sessionwatch.adapters.version import installed_version  # noqa: PLC0415
 
-
-def _global_options(*, suppress: bool) -> _Parser:
-    """`--db`, `--json` and `--notify-terminal-runs`, accepted before and after the subcommand.
-
-    The subcommand copies default to SUPPRESS so they only override what was given before it.
-    """
-    parent = _Parser(add_help=False, allow_abbrev=False)
-    db_default: object = argparse.SUPPRESS if suppress else None
-    json_default: object = argparse.SUPPRESS if suppress else False
-    parent.add_argument(
-        "--db",
-        metavar="URL",
-        default=db_default,
-        help=DB_HELP,
-    )
-    parent.add_argument("--json", action="store_true", default=json_default, help="print JSON")
-    parent.add_argument(
-        "--notify-terminal-runs",
-        action="store_true",
-        default=argparse.SUPPRESS if suppress else False,
-        help="open the store with run_completed and run_failed notifying watchers, as the host that "
-        "writes it does: give it to every command that records, audits or imports such a store",
-    )
-    return parent
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("sessionwatch")
-    except importlib.metadata.PackageNotFoundError:  # run from a source tree that was never installed
-        return "unknown"
+    print(f"{PROG} {installed_version()}")
+    return EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The full `sessionwatch` parser."""
-    parser = _Parser(
-        prog=PROG,
-        description="Session state awareness for multi-agent gateways: a durable signal log per "
-        "session, heads (stateVersion) and changesSince reconciliation.",
-        parents=[_global_options(suppress=False)],
-        allow_abbrev=False,
-        epilog=EXIT_CODES,
-    )
-    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
-    common = [_global_options(suppress=True)]
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    """The full `sessionwatch` parser (`cli_parser`)."""
+    from sessionwatch.adapters.entry.cli_parser import full_parser  # noqa: PLC0415 - only when one is needed
 
-    demo = _command(
-        commands,
-        common,
-        "demo",
-        run.demo_command,
-        help="play a multi-agent story against a real SQLite file",
-        description="Play a manager / two children / human story against a real SQLite file, restart "
-        "it, and reconcile. Without --db the story runs on ./"
-        f"{DEMO_PATH}, which is deleted and recreated on every run (never your ./sessionwatch.db "
-        "nor $SESSIONWATCH_URL). With --db URL it runs on that SQLite store and keeps it; every run "
-        "uses fresh child session keys, so re-running on the same file always works.",
-        store=StoreUse.DEMO,
-    )
-    demo.add_argument(
-        "--verbose", action="store_true", help="also print every step's full JSON (reconciliations, history)"
-    )
-
-    status = _command(
-        commands,
-        common,
-        "status",
-        run.status_command,
-        help="a session's stateVersion and, with --since, the changes after it",
-        description="A session's head (stateVersion) and, with --since N, every change after sequence "
-        "N: what a watcher reads to reconcile after a notice.",
-    )
-    status.add_argument("key", metavar="KEY", help="session key, e.g. agent:main:subagent:child")
-    status.add_argument("--since", metavar="N", help="changesSince: an integer >= 0")
-    status.add_argument("--agent", metavar="ID", help="agent id (required for bare keys such as global)")
-    status.add_argument(
-        "--limit", metavar="N", default="200", help="page size: at least 1; more than 200 is read as 200"
-    )
-    status.add_argument(
-        "--as-of",
-        metavar="SEQUENCE",
-        help="the status right after this sequence (at most the store's highest sequence), from the "
-        "event store, and from --archive before the session's prune watermark",
-    )
-    status.add_argument("--archive", metavar="PATH", help="the prune archive (JSON Lines), for --as-of")
-
-    listing = _command(
-        commands,
-        common,
-        "list",
-        run.list_command,
-        help="known sessions with their stateVersion",
-        description="Every known session with its agent, kind and stateVersion (shown once above 0). The "
-        "kind is the one the session tools and the MCP server list: the kind the host registered, else "
-        "derived from the key (main, group, cron, hook, node, other; a sub-agent is other).",
-    )
-    listing.add_argument("--agent", metavar="ID", help="only this agent's sessions")
-
-    record = _command(
-        commands,
-        common,
-        "record",
-        run.record_command,
-        help="record one signal (strict: invalid input is refused, nothing is written)",
-        description="Record one signal exactly as given: no gate (it is recorded even when nobody "
-        "watches the session) and no actor filter. Invalid input is refused and nothing is written.",
-        store=StoreUse.CREATE,
-    )
-    record.add_argument("kind", metavar="KIND", help=", ".join(k.value for k in SignalKind))
-    record.add_argument("key", metavar="KEY", help="session key")
-    record.add_argument("--summary", required=True, metavar="S", help="one short line, never message text")
-    record.add_argument(
-        "--actor",
-        default="human",
-        metavar="ACTOR",
-        help="human, system or agent:KEY, KEY being the acting session's key "
-        "(agent:agent:main:main); default human",
-    )
-    record.add_argument("--payload", metavar="JSON", help='metadata JSON object, e.g. {"outcome": "error"}')
-    record.add_argument(
-        "--dedupe-key",
-        metavar="K",
-        help="global dedupe key: when a retained signal already has it, nothing is recorded and the "
-        "answer says duplicate and names that signal (exit 0: a retry is harmless)",
-    )
-    record.add_argument("--agent", metavar="ID", help="agent id (required for bare keys)")
-    record.add_argument("--run-id", metavar="R", help="run id")
-    record.add_argument(
-        "--watcher",
-        dest="watchers",
-        action="append",
-        metavar="KEY",
-        help="producer watcher (repeatable): a notifying signal also reaches this session, creating "
-        "its cursor at changesSince 0 if it has none; keys that are not agent-qualified are never "
-        "notified",
-    )
-    _watching_commands(commands, common)
-    _history_commands(commands, common)
-    cli_claude_code.add_commands(commands, common, main)
-    cli_codex.add_commands(commands, common)
-    mcp_commands(commands, common)
-    return parser
+    return full_parser(main)
 
 
-def _command(
-    commands: argparse._SubParsersAction[_Parser],
-    common: list[_Parser],
-    name: str,
-    handler: Callable[[argparse.Namespace], int],
-    *,
-    help: str,
-    description: str,
-    epilog: str | None = None,
-    store: StoreUse = StoreUse.READ,
-) -> _Parser:
-    """One sub-command with the global options, no abbreviations, and the handler that runs it.
+def _route(target: str) -> Callable[[Sequence[str]], int]:
+    """The function a `ROUTES` entry names, imported now."""
+    module, _, name = target.partition(":")
+    function: Callable[[Sequence[str]], int] = getattr(importlib.import_module(module), name)
+    return function
 
-    `store` says whether it reads an existing store only or may start a new one.
-    """
-    command = commands.add_parser(
-        name, parents=common, allow_abbrev=False, help=help, description=description, epilog=epilog
+
+def _naming(exc: BaseException, args: argparse.Namespace) -> str | None:
+    """A bad-input error's line, naming the option or argument that fixes it; None for any other error."""
+    from sessionwatch.adapters.entry.cli_text import (  # noqa: PLC0415 - the parser loaded it
+        naming_the_flag,
+        naming_the_source,
+        naming_the_store,
     )
-    command.set_defaults(handler=handler, store_use=store)
-    return command
+    from sessionwatch.adapters.stores.urls import InvalidStoreUrl  # noqa: PLC0415
+    from sessionwatch.domain.errors import InvalidQuery, InvalidSignal  # noqa: PLC0415
 
-
-def _target_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("watcher", metavar="WATCHER", help="the watching session, agent:<id>:<rest>")
-    command.add_argument("target", metavar="TARGET", help="the watched session's key")
-    command.add_argument("--agent", metavar="ID", help="the target's agent id (required for bare targets)")
-
-
-def _watching_commands(commands: argparse._SubParsersAction[_Parser], common: list[_Parser]) -> None:
-    """`watch`, `unwatch`, `watched`, `notices`, `drain` and `sweep`."""
-    watch = _command(
-        commands,
-        common,
-        "watch",
-        run.watch_command,
-        help="watch a session from its current head (exit 1: refused)",
-        description="Register WATCHER's cursor on TARGET at the target's current head: "
-        "history before it never produces a notice. Watching an already watched target succeeds and "
-        "leaves the cursor (and any pending notice) untouched. The answer is printed on stdout: "
-        "'watching: ...' (exit 0), or 'refused: <reason>' (exit 1, nothing written) when WATCHER is "
-        "not agent-qualified (such sessions are never notified) or is TARGET itself. "
-        "With --ambient the watch is ambient: its notices are queued, never woken; watching it again "
-        "without --ambient promotes it to an explicit watch, keeping its positions. "
-        "Malformed keys, or a bare TARGET without --agent, are bad input (exit 2).",
-        epilog=EXIT_CODES,
-        store=StoreUse.CREATE,
-    )
-    _target_arguments(watch)
-    watch.add_argument(
-        "--ambient",
-        action="store_true",
-        help="an ambient watch: its notices are queued for the next drain and never wake WATCHER",
-    )
-
-    unwatch = _command(
-        commands,
-        common,
-        "unwatch",
-        run.unwatch_command,
-        help="stop watching a session",
-        description="Remove WATCHER's cursor on TARGET, with its pending notice. Exit 0 "
-        "whether or not there was one to remove: the output says which. A WATCHER that is not "
-        "agent-qualified holds no cursor ever: bad input (exit 2).",
-    )
-    _target_arguments(unwatch)
-
-    watched = _command(
-        commands,
-        common,
-        "watched",
-        run.watched_command,
-        help="the sessions WATCHER watches, with its cursor positions",
-        description="One line per session WATCHER watches, in target order: the target, its agent, "
-        "the cursor's last seen, notified and material sequences, and whether a notice is pending "
-        "(with --json, a list of cursor objects with a pending flag; 'watches no session' when there "
-        "are none). With --prompt, the bounded block a host puts in WATCHER's system prompt instead: "
-        "the sessions it watches (at most 20, within 2,000 characters), that its session tools can read "
-        "them, and how to reconcile; nothing when it watches none. Reading moves no cursor." + WATCHER_RULE,
-    )
-    watched.add_argument("watcher", metavar="WATCHER", help="the watching session, agent:<id>:<rest>")
-    watched.add_argument(
-        "--prompt", action="store_true", help="print the system-prompt block instead of the cursors"
-    )
-
-    notices = _command(
-        commands,
-        common,
-        "notices",
-        run.notices_command,
-        help="WATCHER's pending notices, without acknowledging them",
-        description="One notice line per changed target, nothing when none is pending "
-        "(with --json, a list of objects: target, targetAgentId, lastSeen, text). Reading never "
-        "acknowledges: use drain for that." + WATCHER_RULE,
-    )
-    notices.add_argument("watcher", metavar="WATCHER", help="the watching session")
-
-    drain = _command(
-        commands,
-        common,
-        "drain",
-        run.drain_command,
-        help="print WATCHER's pending notices and acknowledge them",
-        description="Print the pending notices like `notices`, and acknowledge each: the watcher "
-        "has now seen what its notice announced, not more, so a change that arrived after the notice "
-        "was written leaves exactly one follow-up notice for the next drain." + WATCHER_RULE,
-    )
-    drain.add_argument("watcher", metavar="WATCHER", help="the watching session")
-
-    _command(
-        commands,
-        common,
-        "sweep",
-        run.sweep_command,
-        help="the restart sweep: re-publish every open notice",
-        description="The restart sweep that opening a store runs: every watch with changes its "
-        "watcher has not seen yet gets its notice published again, covering every change so far. "
-        "Prints the report and one 'wake WATCHER (REASON)' line per wake request (this command has "
-        "no host heartbeat to deliver them; subagent watchers are never woken). Cursors whose "
-        "watcher session is unknown (never registered, or deleted) are skipped.",
-    )
-
-    prune = _command(
-        commands,
-        common,
-        "prune",
-        run.prune_command,
-        help="prune history to the retention window and cap now",
-        description="Prune now, whatever the hourly throttle: signals older than --days, "
-        "then all but the newest --max-signals globally; each affected session's prune watermark is "
-        "stamped (heads never go down); cursors idle for --days expire; the event store drops what a "
-        "replay no longer needs. --archive appends every pruned signal to a JSON Lines file first, and "
-        "creates it (empty) when nothing was pruned, so the next command can always read it.",
-    )
-    prune.add_argument("--days", default="30", help="the age window in days (default 30)")
-    prune.add_argument("--max-signals", default="50000", help="the global cap (default 50000)")
-    prune.add_argument("--archive", default=None, metavar="PATH", help="JSON Lines file for pruned signals")
-
-
-def _history_commands(commands: argparse._SubParsersAction[_Parser], common: list[_Parser]) -> None:
-    _command(
-        commands,
-        common,
-        "audit",
-        run.audit_command,
-        help="replay the history and check every read model and invariant",
-        description="Replay the whole event store (from the newest prune checkpoint), rebuild every "
-        "read model, diff it with the stored one and check the invariants: heads "
-        "monotonic and at least every retained sequence, watermarks not above heads, L <= N <= M, "
-        "no pending notice for a self-caused or log-only signal, no message text. Exits 1 listing "
-        "every violation, grouped by kind with the session keys involved. Shows progress on stderr "
-        "when it is a terminal (with the cli extra, which brings rich).",
-    )
-
-    _command(
-        commands,
-        common,
-        "export",
-        run.export_command,
-        help="write the whole history as JSON Lines to stdout",
-        description="The event history as JSON Lines (a header, then one stored event per line with "
-        "its stream, version, stored name and payload, then a trailer with the event count and the "
-        "sha256 digest of every byte before it), for archives and for moving between stores: "
-        "`sessionwatch export --db A > history.jsonl`, then `sessionwatch import history.jsonl --db B`. "
-        "Progress goes to stderr only when it is a terminal; the output is the same bytes either way.",
-    )
-
-    load = _command(
-        commands,
-        common,
-        "import",
-        run.import_command,
-        help="load an exported history into a new, empty store",
-        description="Load a history written by `export` into the store named by --db, which must be "
-        "empty. The file's trailer is checked before the store is opened: a file without it (cut), "
-        "or whose event count or digest differs (changed), is refused and creates nothing. Every "
-        "line is checked too; on any problem nothing is written and the error names the line. A "
-        "file of sessionwatch 0.1.0 (version 1, no trailer) imports with a warning.",
-        store=StoreUse.CREATE,
-    )
-    load.add_argument("file", metavar="FILE", help="the JSON Lines file `export` wrote")
-
-    openclaw = _command(
-        commands,
-        common,
-        "import-openclaw",
-        run.import_openclaw_command,
-        help="load a reference-gateway state database into a new, empty store",
-        description="Read a reference-gateway state database (session_state_events, "
-        "session_state_heads, session_watch_cursors) into the store named by --db, "
-        "preserving sequences, heads, prune watermarks and cursor positions, then audit it with "
-        "`sessionwatch audit`. Cursors whose bare target key matches no head, or several, are "
-        "reported and skipped.",
-        store=StoreUse.CREATE,
-    )
-    openclaw.add_argument("path", metavar="PATH", help="the reference gateway's SQLite state file")
-
-
-# ------------------------------------------------------------------------------------------- main
+    if isinstance(exc, (InvalidSignal, InvalidQuery)):
+        return naming_the_flag(exc, args)
+    if isinstance(exc, InvalidStoreUrl):
+        return naming_the_store(str(exc), args)
+    history_error = _loaded("sessionwatch.adapters.history.reading", "HistoryError")
+    if history_error is not None and isinstance(exc, history_error) and isinstance(exc, Exception):
+        return naming_the_source(exc, args)
+    return None
 
 
 def _run(argv: Sequence[str] | None) -> int:
+    given = sys.argv[1:] if argv is None else list(argv)
+    for prefix, target in ROUTES.items():
+        if tuple(given[: len(prefix)]) == prefix:
+            return _route(target)(given[len(prefix) :])
+    return run_parsed(given)
+
+
+def run_parsed(argv: Sequence[str]) -> int:
+    """Run a whole command line through the parser, whatever `ROUTES` says (a route's way back).
+
+    A route that finds it has real work to do after all calls this with the whole command line
+    (`["claude-code", "hook", *rest]`); it raises what a command raises, for the caller's last line
+    of defence (`main`'s, when the route runs under `main`).
+    """
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(list(argv))
     except SystemExit as exc:  # --help prints and exits 0 through argparse
         return exc.code if isinstance(exc.code, int) else EXIT_OK
+    from sessionwatch.adapters.entry.cli_store import StoreGuard  # noqa: PLC0415 - once a command runs
+    from sessionwatch.adapters.entry.cli_text import CliError  # noqa: PLC0415 - the parser loaded it
+
     handler: Callable[[argparse.Namespace], int] = args.handler
     guard = StoreGuard()
     try:
         guard = StoreGuard.check(args, args.store_use)
         code = handler(args)
-    except (InvalidSignal, InvalidQuery) as exc:
+    except BaseException as exc:
         guard.undo()
-        raise CliError(naming_the_flag(exc, args)) from None
-    except InvalidStoreUrl as exc:
-        guard.undo()
-        raise CliError(naming_the_store(str(exc), args)) from None
-    except HistoryError as exc:
-        guard.undo()
-        raise CliError(naming_the_source(exc, args)) from None
-    except BaseException:
-        guard.undo()
-        raise
+        message = _naming(exc, args)
+        if message is None:
+            raise
+        raise CliError(message) from None
     if code != EXIT_OK:  # a "no" answer writes nothing either: a file it started goes away
         guard.undo()
     return code
@@ -470,28 +176,36 @@ def main(argv: Sequence[str] | None = None) -> int:
 def exit_at_once(code: int) -> NoReturn:
     """Flush what was printed, then end the process without the interpreter's own clean-up."""
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
+        try:  # noqa: SIM105 - `contextlib` is not loaded on a route's path
             stream.flush()
+        except (OSError, ValueError):
+            pass
     os._exit(code)
 
 
 def _main(argv: Sequence[str] | None) -> int:
     try:
         return _run(argv)
-    except (CliError, *_INPUT_ERRORS) as exc:
-        _fail(str(exc))
-        return EXIT_USAGE
-    except BrokenPipeError:
-        # The reader went away (`sessionwatch list | head -1`): say nothing more.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_BROKEN_PIPE
-    except OSError as exc:  # a file named on the command line: missing, a directory, a name too long
+    except Exception as exc:  # noqa: BLE001 - bad input first (a StoreError is a RuntimeError), then the rest
+        if not _is_input_error(exc):
+            return _unexpected(exc)
         _fail(str(exc))
         return EXIT_USAGE
     except KeyboardInterrupt:
         _fail("interrupted")
         return EXIT_INTERRUPTED
-    except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback reaches the user
-        _fail(f"internal error: {type(exc).__name__}: {exc}")
-        return EXIT_INTERNAL
+
+
+def _unexpected(exc: Exception) -> int:
+    """A failure that is not bad input: a closed pipe, a file named on the command line, or a bug."""
+    if isinstance(exc, BrokenPipeError):
+        # The reader went away (`sessionwatch list | head -1`): say nothing more.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    if isinstance(exc, OSError):  # a file named on the command line: missing, a directory, a name too long
+        _fail(str(exc))
+        return EXIT_USAGE
+    # the last line of defence: no traceback reaches the user
+    _fail(f"internal error: {type(exc).__name__}: {exc}")
+    return EXIT_INTERNAL

@@ -14,10 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from sessionwatch.adapters.entry.cli_store import StoreUse
+from sessionwatch.adapters.entry.cli_codes import StoreUse
 from sessionwatch.adapters.entry.cli_text import EXIT_OK, PROG, CliError, naming_the_store, one_line
-from sessionwatch.adapters.stores.port import StoreError
-from sessionwatch.adapters.stores.urls import parse_url
 
 HOOK_LOG_PREFIX = f"{PROG} claude-code hook"
 SESSIONS_OF_THE_PROJECT = "agent"
@@ -157,6 +155,8 @@ def install_command(args: argparse.Namespace) -> int:
 
 def _check_lasting_store(db: str) -> None:
     """Refuse a store the hooks could not share: unparsable, in-memory, or a relative SQLite path."""
+    from sessionwatch.adapters.stores.urls import parse_url  # noqa: PLC0415 - the parser needs no URL code
+
     parsed = parse_url(db)  # a URL that could never open is refused before it is written down
     if parsed.scheme == "memory":
         raise CliError("--db: memory:// ends with each hook's process; name a SQLite file or PostgreSQL")
@@ -169,6 +169,7 @@ def _check_lasting_store(db: str) -> None:
 
 def mcp_command(args: argparse.Namespace) -> int:
     """`claude-code mcp`: serve this session with `sessionwatch mcp` (registered at its first tool call)."""
+    from sessionwatch.adapters.stores.port import StoreError  # noqa: PLC0415 - loads the models
     from sessionwatch.integrations.claude_code import HookInputError, served_key  # noqa: PLC0415
 
     try:

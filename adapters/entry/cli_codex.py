@@ -14,10 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from sessionwatch.adapters.entry.cli_codes import StoreUse
 from sessionwatch.adapters.entry.cli_mcp import VISIBILITIES
-from sessionwatch.adapters.entry.cli_store import StoreUse
 from sessionwatch.adapters.entry.cli_text import EXIT_OK, PROG, CliError, one_line
-from sessionwatch.adapters.stores.urls import parse_url
 
 HOOK_LOG_PREFIX = f"{PROG} codex hook"
 
@@ -162,6 +161,8 @@ def install_command(args: argparse.Namespace) -> int:
 
 def _check_lasting_store(db: str) -> None:
     """Refuse a store the hooks could not share: unparsable, in-memory, or a relative SQLite path."""
+    from sessionwatch.adapters.stores.urls import parse_url  # noqa: PLC0415 - the parser needs no URL code
+
     parsed = parse_url(db)  # a URL that could never open is refused before it is written down
     if parsed.scheme == "memory":
         raise CliError("--db: memory:// ends with each hook's process; name a SQLite file or PostgreSQL")

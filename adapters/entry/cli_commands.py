@@ -7,17 +7,12 @@ command line checks the file first, `cli_store`) and a command prints only the w
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
-import shlex
-import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
-from sessionwatch.adapters.app.clock import SystemClock
 from sessionwatch.adapters.entry.cli_progress import counted, progress
 from sessionwatch.adapters.entry.cli_text import (
     EXIT_NO,
@@ -43,25 +38,22 @@ from sessionwatch.adapters.entry.cli_text import (
     parse_payload,
     print_json,
 )
-from sessionwatch.adapters.entry.demo import run_demo
-from sessionwatch.adapters.entry.watch import SessionWatch
-from sessionwatch.adapters.entry.watch_open import open_watch
-from sessionwatch.adapters.history.jsonl import check_history, export_history, import_history
-from sessionwatch.adapters.history.openclaw import import_openclaw
 from sessionwatch.domain.errors import InvalidQuery, UnknownSession
 from sessionwatch.domain.keys import SessionIdentity, check_agent_id, check_key, resolve_identity
-from sessionwatch.domain.ports import Waker
-from sessionwatch.domain.retention import Retention
-from sessionwatch.domain.signals import notifying_kinds, to_epoch_ms
-from sessionwatch.domain.tools.session_keys import listed_kind
-from sessionwatch.domain.watch_cursor import why_never_notified
-from sessionwatch.projections.models import Notice
+
+if TYPE_CHECKING:  # each command imports what it runs when it runs (ADR-0067)
+    from sessionwatch.adapters.entry.watch import SessionWatch
+    from sessionwatch.domain.ports import Waker
+    from sessionwatch.domain.retention import Retention
+    from sessionwatch.projections.models import Notice
 
 
 def _open_existing(
     args: argparse.Namespace, *, waker: Waker | None = None, retention: Retention | None = None
 ) -> SessionWatch:
     """Open an existing store, unswept (the command line checked first that it is one: `StoreGuard`)."""
+    from sessionwatch.adapters.entry.watch_open import open_watch  # noqa: PLC0415
+
     # A command prints the wakes of its own writes only, never those of other processes.
     return open_watch(
         args.db,
@@ -123,6 +115,8 @@ def audit_command(args: argparse.Namespace) -> int:
 
 def export_command(args: argparse.Namespace) -> int:
     """`export`: the history as JSON Lines on stdout, the same bytes whether a terminal shows progress."""
+    from sessionwatch.adapters.history.jsonl import export_history  # noqa: PLC0415
+
     out = sys.stdout  # looked up once, before any display starts
     with _open_existing(args) as watch, progress("export", "events written", output=out) as count:
         export_history(watch.store, out, progress=count)
@@ -136,6 +130,8 @@ below it, starting one costs more than it saves."""
 
 def _open_to_import(args: argparse.Namespace) -> SessionWatch:
     """The target store of an import, opened as it is: no sweep writes to it, no wake is heard."""
+    from sessionwatch.adapters.entry.watch_open import open_watch  # noqa: PLC0415
+
     return open_watch(
         args.db,
         notify_terminal_runs=args.notify_terminal_runs,
@@ -150,6 +146,9 @@ def import_command(args: argparse.Namespace) -> int:
     The file is checked whole against its trailer before the store is opened, so a cut or changed
     file creates no store; the import then checks every line (and the trailer again) as it loads.
     """
+    from sessionwatch.adapters.history.jsonl import check_history, import_history  # noqa: PLC0415
+    from sessionwatch.domain.signals import notifying_kinds  # noqa: PLC0415
+
     source = Path(args.file)
     if not source.is_file():
         raise CliError(f"FILE: no such file: {source}")
@@ -169,6 +168,8 @@ def import_command(args: argparse.Namespace) -> int:
     except UnicodeDecodeError:  # found while checking the lines, before anything is written
         raise CliError(f"FILE: {source} is not UTF-8 text") from None
     if args.json:
+        import dataclasses  # noqa: PLC0415 - loaded by the import, as it runs
+
         print_json(dataclasses.asdict(report))
     else:
         print(
@@ -186,6 +187,10 @@ def import_command(args: argparse.Namespace) -> int:
 
 def import_openclaw_command(args: argparse.Namespace) -> int:
     """`import-openclaw PATH`: carry a reference gateway's state database into the store."""
+    from sessionwatch.adapters.app.clock import SystemClock  # noqa: PLC0415
+    from sessionwatch.adapters.history.openclaw import import_openclaw  # noqa: PLC0415
+    from sessionwatch.domain.signals import to_epoch_ms  # noqa: PLC0415
+
     if not Path(args.path).is_file():  # found before the target store is opened: nothing is created
         raise CliError(f"PATH: no reference database at {args.path}")
     with (
@@ -219,6 +224,8 @@ def import_openclaw_command(args: argparse.Namespace) -> int:
 
 def list_command(args: argparse.Namespace) -> int:
     """`list`: the known sessions, with their heads."""
+    from sessionwatch.domain.tools.session_keys import listed_kind  # noqa: PLC0415
+
     agent = None if args.agent is None else check_agent_id(args.agent)
     with _open_existing(args) as watch:
         stored = watch.sessions_list(agent_id=agent)
@@ -233,6 +240,8 @@ def list_command(args: argparse.Namespace) -> int:
 
 def record_command(args: argparse.Namespace) -> int:
     """`record KIND KEY`: one signal through the strict API."""
+    from sessionwatch.adapters.entry.watch_open import open_watch  # noqa: PLC0415
+
     actor = parse_actor(args.actor)
     payload = parse_payload(args.payload)
     check_record(args, actor, payload)
@@ -268,11 +277,15 @@ def _target(args: argparse.Namespace) -> SessionIdentity:
 
 def _refusal(watcher: str, target: SessionIdentity) -> str:
     """Why `SessionWatch.watch` said no, for the one `refused:` line (the core decided)."""
+    from sessionwatch.domain.watch_cursor import why_never_notified  # noqa: PLC0415
+
     return why_never_notified(watcher) or f"{target.session_key} cannot watch itself"
 
 
 def _watcher(args: argparse.Namespace) -> str:
     """WATCHER, when it is a key that can hold cursors; else bad input naming WATCHER (store unopened)."""
+    from sessionwatch.domain.watch_cursor import why_never_notified  # noqa: PLC0415
+
     watcher = check_key(args.watcher, "watcher_key")
     reason = why_never_notified(watcher)
     if reason is not None:
@@ -288,6 +301,8 @@ def _known(watch: SessionWatch, watcher: str) -> None:
 
 def watch_command(args: argparse.Namespace) -> int:
     """`watch WATCHER TARGET`: register a watch at the head (exit 1, nothing written, when refused)."""
+    from sessionwatch.adapters.entry.watch_open import open_watch  # noqa: PLC0415
+
     check_key(args.watcher, "watcher_key")
     target = _target(args)
     with open_watch(args.db, notify_terminal_runs=args.notify_terminal_runs, sweep_on_open=False) as watch:
@@ -402,6 +417,10 @@ def sweep_command(args: argparse.Namespace) -> int:
 
 def prune_command(args: argparse.Namespace) -> int:
     """`prune`: prune to the retention given by the options."""
+    from pydantic import ValidationError  # noqa: PLC0415
+
+    from sessionwatch.domain.retention import Retention  # noqa: PLC0415
+
     days = parse_number(args.days, "--days")
     max_signals = parse_integer(args.max_signals, "max_signals")
     archive = None if args.archive is None else parse_file_to_write(args.archive, "--archive")
@@ -430,6 +449,9 @@ def _this_command() -> str:
 
     After `make demo` that is `.venv/bin/sessionwatch`: the console script is not on PATH.
     """
+    import shlex  # noqa: PLC0415 - the demo alone prints it
+    import shutil  # noqa: PLC0415
+
     script = sys.argv[0] if sys.argv else ""
     if Path(script).name == "sessionwatch":
         found = shutil.which("sessionwatch")
@@ -441,5 +463,7 @@ def _this_command() -> str:
 
 def demo_command(args: argparse.Namespace) -> int:
     """`demo`: the multi-agent story on a SQLite file (exit 1 when its closing checks fail)."""
+    from sessionwatch.adapters.entry.demo import run_demo  # noqa: PLC0415
+
     report = run_demo(args.db, sys.stdout, as_json=args.json, verbose=args.verbose, command=_this_command())
     return EXIT_OK if report.ok else EXIT_NO

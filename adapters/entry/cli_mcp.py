@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Final, TypeVar
 
-from sessionwatch.adapters.entry.cli_store import StoreUse
+from sessionwatch.adapters.entry.cli_codes import StoreUse
 from sessionwatch.adapters.entry.cli_text import EXIT_OK, PROG, CliError
 from sessionwatch.domain.errors import InvalidSignal
 from sessionwatch.domain.keys import resolve_identity

@@ -15,25 +15,27 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
+from sessionwatch.adapters.entry.cli_codes import StoreUse
 from sessionwatch.adapters.entry.cli_text import CliError, naming_the_store
-from sessionwatch.adapters.stores.port import StoreError
-from sessionwatch.adapters.stores.sql import sqlite_schema
 from sessionwatch.adapters.stores.sqlite_reading import reading, side_files
 from sessionwatch.adapters.stores.urls import PostgresUrl, parse_url
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-_STORE_TABLES = frozenset({sqlite_schema.EVENTS_TABLE, "sw_meta"})
-"""Tables every sessionwatch SQLite store has from its first open on."""
+
+
+def _events_table() -> str:
+    """The stored events' table, from the schema module (loaded when a file is looked into, not before)."""
+    from sessionwatch.adapters.stores.sql import sqlite_schema  # noqa: PLC0415 - it loads the models
+
+    return sqlite_schema.EVENTS_TABLE
+
+
+def _store_tables() -> frozenset[str]:
+    """Tables every sessionwatch SQLite store has from its first open on."""
+    return frozenset({_events_table(), "sw_meta"})
+
+
 _HOW_TO_FIX = "pass --db with the store to read, or record something first"
-
-
-class StoreUse(Enum):
-    """How a command uses the store `--db` names."""
-
-    DEMO = "demo"  # the demo's own file (which it resets), else like CREATE for the --db it is given
-    READ = "read"  # an existing sessionwatch store only: it reads, or changes what the store holds
-    CREATE = "create"  # an existing store, or a new one in a missing or 0-byte file
-    OWN = "own"  # the command checks its store itself (the Claude Code hook must never fail)
 
 
 class _Kind(Enum):
@@ -63,7 +65,7 @@ def _kind(path: Path) -> tuple[_Kind, str]:
             tables = {row[0] for row in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except sqlite3.Error as exc:
         return _Kind.FOREIGN, f"it cannot be read as a SQLite database ({exc})"
-    if tables >= _STORE_TABLES:
+    if tables >= _store_tables():
         return _Kind.STORE, ""
     return _Kind.FOREIGN, "it is a SQLite database of another program"
 
@@ -108,6 +110,8 @@ class StoreGuard:
     @classmethod
     def _check_schema(cls, args: argparse.Namespace, url: PostgresUrl, use: StoreUse) -> StoreGuard:
         """A command that needs a store refuses a schema without one; a creating one may start it."""
+        from sessionwatch.adapters.stores.port import StoreError  # noqa: PLC0415 - it loads the models
+
         try:
             from sessionwatch.adapters.stores.postgres_probe import SchemaKind, schema_kind  # noqa: PLC0415
         except ImportError:  # no driver: opening the store says how to install it
@@ -158,7 +162,7 @@ def _holds_no_history(path: Path) -> bool:
         return False
     try:
         with reading(path) as raw:
-            (count,) = raw.execute(f"SELECT count(*) FROM {sqlite_schema.EVENTS_TABLE}").fetchone()
+            (count,) = raw.execute(f"SELECT count(*) FROM {_events_table()}").fetchone()
     except sqlite3.Error:
         return False
     return int(count) == 0

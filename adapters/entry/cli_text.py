@@ -7,31 +7,27 @@ option), the formatters turn a result into the lines a person reads.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-from pydantic import ValidationError
-
-from sessionwatch.adapters.app.clock import SystemClock
-from sessionwatch.adapters.app.reports import AuditReport, PruneReport, SweepReport
-from sessionwatch.adapters.stores.port import StoreNotEmptyError
-from sessionwatch.adapters.stores.urls import ENV_URL
+# The exit codes and the program's name, named here as ever: their home imports nothing (the dispatcher's).
+from sessionwatch.adapters.entry.cli_codes import EXIT_BROKEN_PIPE as EXIT_BROKEN_PIPE  # noqa: PLC0414
+from sessionwatch.adapters.entry.cli_codes import EXIT_INTERNAL as EXIT_INTERNAL  # noqa: PLC0414
+from sessionwatch.adapters.entry.cli_codes import EXIT_INTERRUPTED as EXIT_INTERRUPTED  # noqa: PLC0414
+from sessionwatch.adapters.entry.cli_codes import EXIT_NO as EXIT_NO  # noqa: PLC0414
+from sessionwatch.adapters.entry.cli_codes import EXIT_OK as EXIT_OK  # noqa: PLC0414
+from sessionwatch.adapters.entry.cli_codes import EXIT_USAGE as EXIT_USAGE  # noqa: PLC0414
+from sessionwatch.adapters.entry.cli_codes import PROG as PROG  # noqa: PLC0414
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal
-from sessionwatch.domain.recording import check_signal
-from sessionwatch.domain.signals import Actor
-from sessionwatch.projections.audit import VIOLATION_KINDS
-from sessionwatch.projections.models import Cursor, SessionRow, SessionStatus, Signal
 
-PROG = "sessionwatch"
-EXIT_OK = 0
-EXIT_NO = 1  # the command ran and answered "no": a refused watch, differing read models
-EXIT_USAGE = 2
-EXIT_INTERNAL = 3
-EXIT_INTERRUPTED = 130  # 128 + SIGINT
-EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a closed pipe
+if TYPE_CHECKING:  # the models load with the command that uses them, not with the parser
+    from pydantic import ValidationError
+
+    from sessionwatch.adapters.app.reports import AuditReport, PruneReport, SweepReport
+    from sessionwatch.domain.signals import Actor
+    from sessionwatch.projections.models import Cursor, SessionRow, SessionStatus, Signal
 
 
 class CliError(Exception):
@@ -91,6 +87,8 @@ def naming_the_flag(exc: InvalidSignal | InvalidQuery, args: argparse.Namespace)
 
 def naming_the_store(message: str, args: argparse.Namespace) -> str:
     """A store URL problem (`url: reason`), naming where the URL came from: `--db` or the environment."""
+    from sessionwatch.adapters.stores.urls import ENV_URL  # noqa: PLC0415 - the parser needs no URL code
+
     from_environment = getattr(args, "db", None) is None and os.environ.get(ENV_URL)
     source = f"${ENV_URL} (or --db)" if from_environment else "--db"
     return f"{source}: {message.removeprefix('url: ')}"
@@ -98,6 +96,8 @@ def naming_the_store(message: str, args: argparse.Namespace) -> str:
 
 def print_json(value: object) -> None:
     """Print a JSON value, indented."""
+    import json  # noqa: PLC0415 - the parser needs none
+
     print(json.dumps(value, indent=2))
 
 
@@ -106,6 +106,8 @@ def print_json(value: object) -> None:
 
 def parse_actor(text: str) -> Actor:
     """`human`, `system` or `agent:KEY`."""
+    from sessionwatch.domain.signals import Actor  # noqa: PLC0415 - loads the models
+
     if text == "human":
         return Actor.human()
     if text == "system":
@@ -121,6 +123,8 @@ def _reject_constant(name: str) -> NoReturn:
 
 def parse_payload(text: str | None) -> dict[str, object] | None:
     """A strict JSON object (no NaN or Infinity)."""
+    import json  # noqa: PLC0415 - the parser needs none
+
     if text is None:
         return None
     try:
@@ -199,6 +203,9 @@ def parse_file_to_write(text: str, option: str) -> str:
 
 def check_record(args: argparse.Namespace, actor: Actor, payload: dict[str, object] | None) -> None:
     """Every field `record` was given, checked as the core checks it, before any store is opened."""
+    from sessionwatch.adapters.app.clock import SystemClock  # noqa: PLC0415 - loads the models
+    from sessionwatch.domain.recording import check_signal  # noqa: PLC0415
+
     check_signal(
         session_key=args.key,
         agent_id=args.agent,
@@ -232,6 +239,8 @@ _READ_BY = {"import": "FILE", "import-openclaw": "PATH"}
 
 def naming_the_source(exc: Exception, args: argparse.Namespace) -> str:
     """An import refused: for a store that already holds history, `--db`; else the file it read."""
+    from sessionwatch.adapters.stores.port import StoreNotEmptyError  # noqa: PLC0415 - loads the models
+
     message = str(exc)
     if isinstance(exc.__cause__, StoreNotEmptyError):
         return naming_the_store(message, args)
@@ -250,6 +259,8 @@ def _actor_text(actor_type: str, actor_id: str | None) -> str:
 
 def format_signal(signal: Signal) -> str:
     """One line: sequence, kind, session, actor, summary."""
+    import json  # noqa: PLC0415 - the parser needs none
+
     payload = f" {json.dumps(signal.payload, sort_keys=True)}" if signal.payload else ""
     return (
         f"recorded #{signal.sequence} {signal.kind.value} on {signal.session_key} "
@@ -267,6 +278,8 @@ def format_duplicate(signal: Signal, dedupe_key: str, summary: str) -> str:
 
 def format_status(status: SessionStatus) -> str:
     """The head, then one line per change when a delta was asked for."""
+    import json  # noqa: PLC0415 - the parser needs none
+
     lines = [f"{status.session_key}  stateVersion {status.state_version}"]
     changes = status.state_changes
     if changes is None:
@@ -350,6 +363,8 @@ def format_sweep(report: SweepReport) -> str:
 
 def format_audit(report: AuditReport) -> str:
     """The verdict, then each violation kind with its count, the sessions involved and the details."""
+    from sessionwatch.projections.audit import VIOLATION_KINDS  # noqa: PLC0415 - loads the models
+
     rate = report.events_replayed / report.seconds if report.seconds > 0 else 0.0
     head = (
         f"audit: {'ok' if report.ok else 'FAILED'}: {report.events_replayed:,} events replayed in "

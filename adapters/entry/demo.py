@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from sessionwatch.adapters.entry.cli_codes import DEMO_PATH
 from sessionwatch.adapters.entry.demo_host import DemoModels, DemoRuntime, DemoTranscripts, run_id_of
 from sessionwatch.adapters.entry.demo_upstream import upstream_step
 from sessionwatch.adapters.entry.watch import SessionWatch
@@ -34,9 +35,6 @@ from sessionwatch.adapters.tools.session_tools import SessionTools
 from sessionwatch.domain.signals import Actor, classify_actor
 from sessionwatch.domain.tools.config import ToolContext, ToolsConfig
 from sessionwatch.projections.models import Notice, Signal
-
-DEMO_PATH = "sessionwatch-demo.db"
-"""The demo's own file, in the working directory; deleted and recreated by every default run."""
 
 _SQLITE_SIDE_FILES = ("", "-wal", "-shm", "-journal")
 
