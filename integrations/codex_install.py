@@ -53,11 +53,13 @@ HOOK_TIMEOUT_S = 10
 """Seconds Codex waits for the hook (it opens the store and answers in well under one)."""
 SESSION_END_TIMEOUT_S = 3
 """Codex caps a SessionEnd hook at 3 seconds, and hashes the capped value."""
-DETACHED = "<&0 >/dev/null 2>&1 &"
-"""How the `SessionEnd` handler's command ends: the hook runs as a background job of Codex's shell,
-with the hook input as its stdin (a background job's stdin is otherwise /dev/null) and nothing tied to
-Codex's pipes, so the shell returns at once and Codex neither waits for the hook nor kills it at its
-3-second cap. Nothing is lost: Codex reads no output of a `SessionEnd` hook."""
+DETACHED = ("exec 3<&0; ", " <&3 3<&- >/dev/null 2>&1 &")
+"""What goes before and after the `SessionEnd` handler's command: the hook runs as a background job
+of Codex's shell, so the shell returns at once and Codex neither waits for the hook nor kills it at
+its 3-second cap. The hook input reaches it through descriptor 3 (a shell gives a background job
+/dev/null as its stdin, dash and busybox even before its own `<&0`), and it holds none of Codex's
+pipes, which Codex would otherwise wait on. Nothing is lost: Codex reads no output of a
+`SessionEnd` hook."""
 DETACHED_EVENTS = frozenset({"SessionEnd"})
 """The events whose handler runs detached: those Codex caps below a hook's start on a busy machine."""
 STORE_VARIABLE = "SESSIONWATCH_URL"
@@ -83,7 +85,8 @@ class _Planned:
 def hook_command(db: str | None, program: str = "sessionwatch", *, detached: bool = False) -> str:
     """The shell command of the hook handler (`detached`: run in the background, see `DETACHED`)."""
     command = shlex.join([program, "codex", "hook", *(["--db", db] if db else [])])
-    return f"{command} {DETACHED}" if detached else command
+    before, after = DETACHED
+    return f"{before}{command}{after}" if detached else command
 
 
 def hook_handler(event: str, db: str | None, program: str = "sessionwatch") -> dict[str, JsonValue]:
@@ -103,11 +106,12 @@ def server_table(db: str | None, program: str = "sessionwatch") -> dict[str, Tom
 
 
 def is_our_handler(handler: object) -> bool:
-    """Whether a hook handler runs `sessionwatch codex hook` (whatever the options or path)."""
+    """Whether a hook handler runs `sessionwatch codex hook` (whatever the options or path, detached or not)."""
     if not isinstance(handler, Mapping) or not isinstance(handler.get("command"), str):
         return False
+    command: str = handler["command"]
     try:
-        words = shlex.split(handler["command"])
+        words = shlex.split(command.removeprefix(DETACHED[0]))
     except ValueError:
         return False
     return len(words) >= 3 and Path(words[0]).stem == "sessionwatch" and words[1:3] == ["codex", "hook"]  # noqa: PLR2004
