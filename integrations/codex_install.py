@@ -106,7 +106,7 @@ def server_table(db: str | None, program: str = "sessionwatch") -> dict[str, Tom
 
 
 def is_our_handler(handler: object) -> bool:
-    """Whether a hook handler runs `sessionwatch codex hook` (whatever the options or path, detached or not)."""
+    """Whether a hook handler runs `sessionwatch codex hook` (any options or path, detached or not)."""
     if not isinstance(handler, Mapping) or not isinstance(handler.get("command"), str):
         return False
     command: str = handler["command"]
