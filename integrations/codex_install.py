@@ -57,7 +57,7 @@ DETACHED = ("exec 3<&0; ", " <&3 3<&- >/dev/null 2>&1 &")
 """What goes before and after the `SessionEnd` handler's command: the hook runs as a background job
 of Codex's shell, so the shell returns at once and Codex neither waits for the hook nor kills it at
 its 3-second cap. The hook input reaches it through descriptor 3 (a shell gives a background job
-/dev/null as its stdin, dash and busybox even before its own `<&0`), and it holds none of Codex's
+/dev/null as its stdin, dash even before its own `<&0`), and it holds none of Codex's
 pipes, which Codex would otherwise wait on. Nothing is lost: Codex reads no output of a
 `SessionEnd` hook."""
 DETACHED_EVENTS = frozenset({"SessionEnd"})
