@@ -8,7 +8,10 @@ project's, as `[hooks.state."<hooks.json path>:<event in snake case>:<group>:<ha
 `{"event_name": <event>, "hooks": [{"async": false, "command": ..., "timeout": ..., "type":
 "command"}]}`. The install writes those entries for the handlers it adds, exactly as Codex computes
 them, so the hooks run without asking; a person who changes a handler makes Codex ask again.
-`SessionEnd`'s timeout is written as 3 seconds, the most Codex allows it (and hashes).
+`SessionEnd`'s timeout is written as 3 seconds, the most Codex allows it (and hashes), and its
+handler runs the hook in the background of Codex's shell (`DETACHED`): Codex kills a `SessionEnd`
+handler still running after 3 seconds, and a Python process can take longer than that only to start
+on a busy machine, while `SessionEnd` can be the only hook that reads a session's last act.
 
 Every file is edited in its text: `hooks.json` with the span edits of the Claude Code installer
 (`claude_code_install`), the TOML files one whole table at a time (`toml_tables`); every byte not
@@ -50,6 +53,15 @@ HOOK_TIMEOUT_S = 10
 """Seconds Codex waits for the hook (it opens the store and answers in well under one)."""
 SESSION_END_TIMEOUT_S = 3
 """Codex caps a SessionEnd hook at 3 seconds, and hashes the capped value."""
+DETACHED = ("exec 3<&0; ", " <&3 3<&- >/dev/null 2>&1 &")
+"""What goes before and after the `SessionEnd` handler's command: the hook runs as a background job
+of Codex's shell, so the shell returns at once and Codex neither waits for the hook nor kills it at
+its 3-second cap. The hook input reaches it through descriptor 3 (a shell gives a background job
+/dev/null as its stdin, dash even before its own `<&0`), and it holds none of Codex's
+pipes, which Codex would otherwise wait on. Nothing is lost: Codex reads no output of a
+`SessionEnd` hook."""
+DETACHED_EVENTS = frozenset({"SessionEnd"})
+"""The events whose handler runs detached: those Codex caps below a hook's start on a busy machine."""
 STORE_VARIABLE = "SESSIONWATCH_URL"
 
 HOOKS_FILE = Path(".codex") / "hooks.json"
@@ -70,15 +82,18 @@ class _Planned:
 # --------------------------------------------------------------------------- what gets installed
 
 
-def hook_command(db: str | None, program: str = "sessionwatch") -> str:
-    """The shell command of the hook handler."""
-    return shlex.join([program, "codex", "hook", *(["--db", db] if db else [])])
+def hook_command(db: str | None, program: str = "sessionwatch", *, detached: bool = False) -> str:
+    """The shell command of the hook handler (`detached`: run in the background, see `DETACHED`)."""
+    command = shlex.join([program, "codex", "hook", *(["--db", db] if db else [])])
+    before, after = DETACHED
+    return f"{before}{command}{after}" if detached else command
 
 
 def hook_handler(event: str, db: str | None, program: str = "sessionwatch") -> dict[str, JsonValue]:
     """One `command` hook handler running the hook, with the timeout Codex keeps for the event."""
     timeout = SESSION_END_TIMEOUT_S if event == "SessionEnd" else HOOK_TIMEOUT_S
-    return {"type": "command", "command": hook_command(db, program), "timeout": timeout}
+    command = hook_command(db, program, detached=event in DETACHED_EVENTS)
+    return {"type": "command", "command": command, "timeout": timeout}
 
 
 def server_table(db: str | None, program: str = "sessionwatch") -> dict[str, TomlValue]:
@@ -91,11 +106,12 @@ def server_table(db: str | None, program: str = "sessionwatch") -> dict[str, Tom
 
 
 def is_our_handler(handler: object) -> bool:
-    """Whether a hook handler runs `sessionwatch codex hook` (whatever the options or path)."""
+    """Whether a hook handler runs `sessionwatch codex hook` (any options or path, detached or not)."""
     if not isinstance(handler, Mapping) or not isinstance(handler.get("command"), str):
         return False
+    command: str = handler["command"]
     try:
-        words = shlex.split(handler["command"])
+        words = shlex.split(command.removeprefix(DETACHED[0]))
     except ValueError:
         return False
     return len(words) >= 3 and Path(words[0]).stem == "sessionwatch" and words[1:3] == ["codex", "hook"]  # noqa: PLR2004

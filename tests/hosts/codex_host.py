@@ -57,6 +57,8 @@ PROVIDER = "fakeresponses"
 SESSION_END_TIMEOUT_S = 3
 """Codex clamps a SessionEnd hook's timeout to 3 seconds (and hashes the clamped value)."""
 WATCH_FIRST = Path(__file__).resolve().parent / "watch_first.py"
+SETTLE_TIMEOUT_S = 60
+"""How long a run waits at most for sessionwatch's last hooks once Codex ended."""
 
 
 class CodexHost:
@@ -233,12 +235,14 @@ class CodexHost:
         )
 
     def clean_up(self) -> list[str]:
-        """Stop the daemon, end what is left of the run, drop the daemon's 400 MB copy of Codex.
+        """Stop the daemon, let sessionwatch's last hooks end, end what is left of the run, drop the
+        daemon's 400 MB copy of Codex.
 
         Returns the command lines of the processes that were still running.
         """
         if (self.codex_home / "packages").exists():
             self.stop_daemon()
+        self.settle_hooks()
         left = reap(self.root)
         shutil.rmtree(self.codex_home / "packages", ignore_errors=True)
         return left
@@ -282,6 +286,22 @@ class CodexHost:
                 raise HostTimeout(
                     f"sessionwatch's {event} hook ended {self.sessionwatch_runs(event)} times, not {count}"
                 )
+            time.sleep(0.2)
+
+    def settle_hooks(self, *, timeout: float = SETTLE_TIMEOUT_S) -> None:
+        """Wait (at most `timeout` seconds) until sessionwatch's hook ended once for each `SessionEnd`.
+
+        The installed `SessionEnd` handler runs the hook in the background (Codex returns and exits
+        without waiting), so a session's end does not mean its last hook ended; the run is read, and
+        its processes ended, only after that. A hook that never ends is not waited for longer: the
+        row then shows what it failed to record.
+        """
+        if not self.with_sessionwatch:
+            return
+        deadline = time.monotonic() + timeout
+        while self.sessionwatch_runs("SessionEnd") < self.events().count("SessionEnd"):
+            if time.monotonic() > deadline:
+                return
             time.sleep(0.2)
 
     def rollouts(self) -> list[Path]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -50,10 +51,25 @@ def main() -> int:
         sys.stdout = real_stdout
     sys.stdout.write(printed.getvalue())
     sys.stdout.flush()
-    entry = {"event": event, "output": printed.getvalue(), "seconds": round(time.monotonic() - started, 2)}
+    entry = {
+        "event": event,
+        "output": printed.getvalue(),
+        "seconds": round(time.monotonic() - started, 2),
+        "since_start": _since_start(),
+    }
     with log.open("a", encoding="utf-8") as out:
         out.write(json.dumps(entry) + "\n")
     return code
+
+
+def _since_start() -> float | None:
+    """Seconds since this process started (its interpreter's start-up included), as the host waits."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return round(uptime - ticks / os.sysconf("SC_CLK_TCK"), 2)
 
 
 if __name__ == "__main__":

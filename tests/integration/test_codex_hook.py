@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,12 +27,14 @@ from stores import needs_postgres, postgres_url
 
 import sessionwatch
 from sessionwatch import notice_text
-from sessionwatch.integrations import claude_code, codex
+from sessionwatch.integrations import claude_code, codex, codex_install
 
 SCRIPT = Path(sys.executable).parent / "sessionwatch"
 OTHER = "01a24246-2ecf-7b20-9d35-776d8de63164"
 CLAUDE_LEAD = "3f1e0c9a-8b7d-4e21-a6f5-0d9c8b7a6e51"
 LOG_PREFIX = "sessionwatch codex hook: "
+CODEX_CAP_S = 10
+"""How long this test lets a handler run before it kills it as Codex does (Codex: 3 s for `SessionEnd`)."""
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=needs_postgres)])
@@ -306,3 +311,56 @@ def test_an_event_the_hook_is_not_installed_for_does_nothing(
         run_hook(hook_input(project, rollout, "PreToolUse", tool_name="exec_command"), db=store, cwd=project)
     )
     assert not (tmp_path / "x.db").exists()
+
+
+@pytest.mark.parametrize("shell", ["/bin/bash", "/bin/sh"])
+def test_the_installed_session_end_handler_records_though_the_hook_outlives_codexs_cap(
+    store: str, project: Path, rollout: Path, tmp_path: Path, shell: str
+) -> None:
+    """Run as Codex runs a handler: `bash -c COMMAND` (here also a plain POSIX `sh`, dash on
+    Debian) in a process group of its own, the input on its
+    stdin, its output read to the end; past the cap the whole group is killed. The hook's program
+    here cannot even start before that moment (it waits for `go`), as a Python process on a busy
+    machine can take longer than `SessionEnd`'s 3 seconds to start. `SessionEnd` is the only hook
+    after the session's last act (a `!command` here, a review's outcome in the TUI)."""
+    key = codex.session_key(project, THREAD_ID)
+    with sessionwatch.open(store) as watch:
+        assert watch.watch(claude_code.session_key(project, CLAUDE_LEAD), key)
+    append(rollout, shell_command("ls -a"))
+    go = tmp_path / "go"
+    program = tmp_path / "bin" / "sessionwatch"
+    program.parent.mkdir()
+    program.write_text(
+        f"#!/bin/sh\nwhile [ ! -e {shlex.quote(str(go))} ]; do sleep 0.05; done\n"
+        f'exec {shlex.quote(str(SCRIPT))} "$@"\n'
+    )
+    program.chmod(0o755)
+    handler = codex_install.hook_handler("SessionEnd", store, program=str(program))
+    env = {k: v for k, v in os.environ.items() if k != "SESSIONWATCH_URL"}
+
+    handler_process = subprocess.Popen(
+        [shell, "-c", str(handler["command"])],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=project,
+        env=env,
+        start_new_session=True,
+    )
+    stdin = json.dumps(hook_input(project, rollout, "SessionEnd", reason="other")).encode()
+    try:
+        handler_process.communicate(stdin, timeout=CODEX_CAP_S)
+    except subprocess.TimeoutExpired:  # Codex's cap: the handler's whole process group goes
+        os.killpg(handler_process.pid, signal.SIGKILL)
+        handler_process.communicate()
+    go.touch()
+
+    deadline = time.monotonic() + 120
+    while not _registered(store, key) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert human_turns(store, key) == 1
+
+
+def _registered(store: str, key: str) -> bool:
+    with sessionwatch.open(store) as watch:
+        return watch.registry_entry(key) is not None

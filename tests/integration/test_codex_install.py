@@ -61,6 +61,14 @@ def codex_hash(event: str, command: str, timeout: int) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
+def installed(event: str, command: str) -> str:
+    """The handler's command line: `SessionEnd`'s runs in the background of Codex's shell, its
+    input on descriptor 3, so Codex's 3-second cap cannot kill it."""
+    if event == "SessionEnd":
+        return f"exec 3<&0; {command} <&3 3<&- >/dev/null 2>&1 &"
+    return command
+
+
 def install(project: Path, home: Path, *options: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "CODEX_HOME"}
     argv = [str(SCRIPT), "codex", "install", "--project", str(project), "--codex-home", str(home), *options]
@@ -103,7 +111,9 @@ def test_a_fresh_install_writes_the_hooks_the_server_and_codexs_own_trust_entrie
     assert sorted(hooks) == sorted(EVENTS)
     for event, groups in hooks.items():
         timeout = 3 if event == "SessionEnd" else 10
-        assert groups == [{"hooks": [{"type": "command", "command": command, "timeout": timeout}]}]
+        assert groups == [
+            {"hooks": [{"type": "command", "command": installed(event, command), "timeout": timeout}]}
+        ]
     server = tomllib.loads((project / ".codex" / "config.toml").read_text())["mcp_servers"]["sessionwatch"]
     assert server == {
         "command": "sessionwatch",
@@ -114,7 +124,7 @@ def test_a_fresh_install_writes_the_hooks_the_server_and_codexs_own_trust_entrie
     hooks_path = project.resolve() / ".codex" / "hooks.json"
     assert trust == {
         f"{hooks_path}:{snake}:0:0": {
-            "trusted_hash": codex_hash(event, command, 3 if event == "SessionEnd" else 10)
+            "trusted_hash": codex_hash(event, installed(event, command), 3 if event == "SessionEnd" else 10)
         }
         for event, snake in EVENTS.items()
     }
@@ -167,6 +177,27 @@ def test_a_changed_handler_is_replaced_in_place_and_trusted_anew(project: Path, 
     trust = tomllib.loads((home / "config.toml").read_text())["hooks"]["state"]
     key = f"{project.resolve() / '.codex' / 'hooks.json'}:stop:0:0"
     assert trust[key] == {"trusted_hash": codex_hash("Stop", command, 10)}
+
+
+def test_a_session_end_handler_of_the_previous_release_is_detached_in_place_and_trusted_anew(
+    project: Path, home: Path
+) -> None:
+    command = "sessionwatch codex hook"
+    previous = {"type": "command", "command": command, "timeout": 3}
+    (project / ".codex").mkdir()
+    (project / ".codex" / "hooks.json").write_text(
+        json.dumps({"hooks": {"SessionEnd": [{"hooks": [previous]}]}}, indent=2)
+    )
+
+    assert install(project, home).returncode == 0
+
+    hooks = json.loads((project / ".codex" / "hooks.json").read_text())["hooks"]
+    detached = installed("SessionEnd", command)
+    assert hooks["SessionEnd"] == [{"hooks": [{"type": "command", "command": detached, "timeout": 3}]}]
+    trust = tomllib.loads((home / "config.toml").read_text())["hooks"]["state"]
+    key = f"{project.resolve() / '.codex' / 'hooks.json'}:session_end:0:0"
+    assert trust[key] == {"trusted_hash": codex_hash("SessionEnd", detached, 3)}
+    assert install(project, home).stdout.splitlines()[0] == "unchanged: .codex/hooks.json"
 
 
 @pytest.mark.parametrize(
