@@ -48,6 +48,8 @@ class Target:
     output: str
     docstrings: dict[str, str]
     """The module's (key "") and each class's docstring, by the class's sync name."""
+    names: tuple[tuple[str, str], ...] = ()
+    """Names only this module renames, besides `NAMES`."""
 
 
 TARGETS = (
@@ -84,12 +86,25 @@ TARGETS = (
             "Upstream": "The upstream methods of `SessionWatch`, over the core and scheduler it builds.",
         },
     ),
+    Target(
+        source="adapters/entry/aio_open.py",
+        output="adapters/entry/watch_open.py",
+        docstrings={
+            "": (
+                "`open()`: a `SessionWatch` on the store a URL names, its options checked first, its"
+                " restart sweep run."
+            ),
+        },
+        names=(("open", "open_watch"),),
+    ),
 )
 
 
-def _is_async_block(node: ast.stmt) -> bool:
+def _sync_side(node: ast.stmt) -> list[ast.stmt]:
     """`if True:` marks what only the asyncio side has; its `else:` what only the sync side has."""
-    return isinstance(node, ast.If) and isinstance(node.test, ast.Constant) and node.test.value is True
+    if isinstance(node, ast.If) and isinstance(node.test, ast.Constant) and node.test.value is True:
+        return node.orelse
+    return [node]
 
 
 def _union_members(node: ast.expr) -> list[ast.expr]:
@@ -101,16 +116,17 @@ def _union_members(node: ast.expr) -> list[ast.expr]:
 class AsyncToSync(ast.NodeTransformer):
     """The asyncio module's tree, rewritten into its sync twin."""
 
-    def __init__(self, docstrings: dict[str, str]) -> None:
-        self.docstrings = docstrings
+    def __init__(self, target: Target) -> None:
+        self.docstrings = target.docstrings
+        self.names = NAMES | dict(target.names)
 
     def _statements(self, body: list[ast.stmt]) -> list[ast.stmt]:
         kept: list[ast.stmt] = []
         for statement in body:
-            chosen = statement.orelse if _is_async_block(statement) else [statement]  # type: ignore[attr-defined]
-            for node in chosen:
+            for node in _sync_side(statement):
                 visited = self.visit(node)
-                kept.extend(visited if isinstance(visited, list) else [visited])
+                assert isinstance(visited, ast.stmt)  # a statement's sync form is a statement
+                kept.append(visited)
         return kept
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
@@ -125,7 +141,7 @@ class AsyncToSync(ast.NodeTransformer):
         return self.generic_visit(node)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
-        node.name = NAMES.get(node.name, node.name)
+        node.name = self.names.get(node.name, node.name)
         self._redocument(node, node.name)
         return self.generic_visit(node)
 
@@ -139,8 +155,12 @@ class AsyncToSync(ast.NodeTransformer):
         return self.visit_FunctionDef(function)
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
-        node.name = NAMES.get(node.name, node.name)
+        node.name = self.names.get(node.name, node.name)
         return self.generic_visit(node)
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        visited: ast.AST = super().visit(node)
+        return visited
 
     def visit_Await(self, node: ast.Await) -> ast.AST:
         return self.visit(node.value)
@@ -153,17 +173,17 @@ class AsyncToSync(ast.NodeTransformer):
         return self.visit(ast.copy_location(ast.For(**fields), node))
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
-        node.id = NAMES.get(node.id, node.id)
+        node.id = self.names.get(node.id, node.id)
         return node
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
-        node.attr = NAMES.get(node.attr, node.attr)
+        node.attr = self.names.get(node.attr, node.attr)
         return self.generic_visit(node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.AST:
-        node.module = NAMES.get(node.module or "", node.module)
+        node.module = self.names.get(node.module or "", node.module)
         for alias in node.names:
-            alias.name = NAMES.get(alias.name, alias.name)
+            alias.name = self.names.get(alias.name, alias.name)
         return node
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
@@ -181,8 +201,8 @@ class AsyncToSync(ast.NodeTransformer):
 
 def generate(target: Target, root: Path = ROOT) -> str:
     """The text of `target.output`, made from `target.source` under `root`."""
-    tree = ast.parse((root / target.source).read_text(encoding="utf-8"))
-    tree = ast.fix_missing_locations(AsyncToSync(target.docstrings).visit(tree))
+    source = ast.parse((root / target.source).read_text(encoding="utf-8"))
+    tree = ast.fix_missing_locations(AsyncToSync(target).visit(source))
     header = f"# Generated from {target.source} by tests/async_to_sync.py (`make generate`): edit that.\n"
     text = header + ast.unparse(tree) + "\n"
     output = str(root / target.output)
