@@ -8,12 +8,14 @@ record, a prune runs if one is due (a failure of that prune never fails the reco
 from __future__ import annotations
 
 import time
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
 from sessionwatch.adapters.app import maintenance
 from sessionwatch.adapters.app.core import Core, Done, Work, failed, logger, observed, publish
 
 R = TypeVar("R")
+P = ParamSpec("P")
 
 
 class CallerScheduler:
@@ -29,6 +31,10 @@ class CallerScheduler:
     def settle(self, step: Work[Any, R] | R) -> R:
         """Run a use case's answer when it is work; an answer it gave without writing, as it is."""
         return self.run(step) if isinstance(step, Work) else step
+
+    def read(self, query: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> R:
+        """Answer a read on the calling thread (the event-loop scheduler's runs on a reader thread)."""
+        return query(*args, **kwargs)
 
     def run_woken(self, work: Work[Any, R]) -> tuple[R, list[str]]:
         """`run`, and the watchers its wakes reached; `StoreError` before anything runs once closed."""

@@ -10,9 +10,7 @@ every thread this façade started.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterable, Sequence
-from contextvars import ContextVar
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -26,7 +24,7 @@ from sessionwatch.adapters.app import (
     recording,
     registry,
 )
-from sessionwatch.adapters.app.core import Core, wakes_from_elsewhere
+from sessionwatch.adapters.app.core import Core
 from sessionwatch.adapters.app.loop_scheduler import LoopScheduler
 from sessionwatch.adapters.app.recording import SignalInput
 from sessionwatch.adapters.app.reports import (
@@ -38,12 +36,7 @@ from sessionwatch.adapters.app.reports import (
 )
 from sessionwatch.adapters.entry.aio_upstream import AsyncUpstream
 from sessionwatch.adapters.stores.port import CrossProcessWakes, SignalStore
-from sessionwatch.adapters.upstream.aio_monitor import AsyncMonitorHandle
-from sessionwatch.domain.ports import (
-    AsyncWaker,
-    Clock,
-    Waker,
-)
+from sessionwatch.domain.ports import AsyncWaker, Clock, Waker
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.signals import Actor, SignalKind
 from sessionwatch.domain.watch_cursor import DEFAULT_MAIN_KEY
@@ -58,13 +51,27 @@ from sessionwatch.projections.models import (
 )
 from sessionwatch.projections.read_model import ReadModel
 
-__all__ = ["OPENING_FOR", "AsyncMonitorHandle", "AsyncSessionWatch"]
+if True:  # ASYNC: what only the asyncio façade has; `else:` holds what only the sync one has
+    import asyncio
+    from contextvars import ContextVar
 
+    from sessionwatch.adapters.app.core import wakes_from_elsewhere
+    from sessionwatch.adapters.upstream.aio_monitor import AsyncMonitorHandle
 
-OPENING_FOR: ContextVar[asyncio.AbstractEventLoop | None] = ContextVar(
-    "sessionwatch_opening_for", default=None
-)
-"""The loop `open()` builds a façade for on a thread of its own, so no store call runs on the loop."""
+    __all__ = ["OPENING_FOR", "AsyncMonitorHandle", "AsyncSessionWatch"]
+
+    OPENING_FOR: ContextVar[asyncio.AbstractEventLoop | None] = ContextVar(
+        "sessionwatch_opening_for", default=None
+    )
+    """The loop `open()` builds a façade for on a thread of its own, so no store call runs on the loop."""
+else:
+    import functools
+
+    from sessionwatch.adapters.app.core import is_async_waker, wake_from_elsewhere
+    from sessionwatch.adapters.app.scheduler import CallerScheduler
+    from sessionwatch.domain.errors import InvalidQuery
+
+    __all__ = ["SessionWatch", "SignalInput"]  # noqa: F822 - the names of the sync twin, watch.py
 
 
 class AsyncSessionWatch(AsyncUpstream):
@@ -89,7 +96,10 @@ class AsyncSessionWatch(AsyncUpstream):
         wake_coalesce: float = 0.0,
         notify_on_create: bool = False,
     ) -> None:
-        loop = OPENING_FOR.get() or asyncio.get_running_loop()
+        if True:  # ASYNC
+            loop = OPENING_FOR.get() or asyncio.get_running_loop()
+        elif is_async_waker(waker):
+            raise InvalidQuery("waker", "is async: its wakes need an event loop, use sessionwatch.aio.open()")
         self._core = Core.build(
             store,
             clock=clock,
@@ -101,38 +111,58 @@ class AsyncSessionWatch(AsyncUpstream):
             main_key=main_key,
             wake_coalesce=wake_coalesce,
         )
-        self._scheduler = LoopScheduler(self._core, loop)
-        self._loop = loop
-        self._monitors: list[AsyncMonitorHandle] = []
+        if True:  # ASYNC
+            self._scheduler = LoopScheduler(self._core, loop)
+            self._loop = loop
+            self._monitors: list[AsyncMonitorHandle] = []
+        else:
+            self._scheduler = CallerScheduler(self._core)
         self.startup_sweep: SweepReport | None = None
         """What the sweep run by `open()` did (None when `sweep_on_open=False`)."""
         self.active_runs = self._core.active_runs
         self.run_ledger = self._core.run_ledger
         self.upstream_streaks = self._core.upstream_streaks
         if waker is not None and cross_process_wakes and isinstance(store, CrossProcessWakes):
-            try:
-                store.listen_for_wakes(self._wake_from_elsewhere)
-            except BaseException:
-                self._scheduler.writer.close()  # the façade is not built: its writer thread goes too
-                raise
-
-    def _wake_from_elsewhere(self, watcher: str, target_key: str) -> None:
-        """On the listener thread: another process opened this notice; wake its watcher from the loop."""
-        wakes = self._core.coalesced(wakes_from_elsewhere(watcher, target_key))
-        self._loop.call_soon_threadsafe(self._scheduler.publish_in_background, wakes)
+            if True:  # ASYNC
+                try:
+                    store.listen_for_wakes(self._wake_from_elsewhere)
+                except BaseException:
+                    self._scheduler.writer.close()  # the façade is not built: its writer thread goes too
+                    raise
+            else:
+                store.listen_for_wakes(functools.partial(wake_from_elsewhere, self._core))
 
     # ------------------------------------------------------------------------------- lifecycle
 
-    async def aclose(self) -> None:
-        """Stop the monitors started here, finish the queued writes, stop every thread, release the store."""
-        for monitor in self._monitors:
-            await monitor.stop()
-        self._monitors.clear()
-        await self._scheduler.aclose()
+    if True:  # ASYNC
 
-    async def settled(self) -> None:
-        """Wait until the wakes and prunes that earlier writes left running in the background are done."""
-        await self._scheduler.idle()
+        def _wake_from_elsewhere(self, watcher: str, target_key: str) -> None:
+            """On the listener thread: another process opened this notice; wake its watcher from the loop."""
+            wakes = self._core.coalesced(wakes_from_elsewhere(watcher, target_key))
+            self._loop.call_soon_threadsafe(self._scheduler.publish_in_background, wakes)
+
+        async def aclose(self) -> None:
+            """Stop the monitors started here, finish the queued writes, stop every thread, free the store."""
+            for monitor in self._monitors:
+                await monitor.stop()
+            self._monitors.clear()
+            await self._scheduler.aclose()
+
+        async def settled(self) -> None:
+            """Wait until the wakes and prunes that earlier writes left running in the background are done."""
+            await self._scheduler.idle()
+
+        @property
+        def writer_thread(self) -> int | None:
+            """The id of the thread every write of this instance runs on."""
+            return self._scheduler.writer.ident
+
+    else:
+
+        def close(self) -> None:
+            """Stop the upstream monitors started here, then release the store."""
+            self._core.monitors.stop_all()
+            self._core.close()
 
     async def __aenter__(self) -> Self:
         return self
@@ -149,18 +179,13 @@ class AsyncSessionWatch(AsyncUpstream):
 
     @property
     def store(self) -> SignalStore:
-        """The underlying store (for audits and tests; its calls block: use them off the loop)."""
+        """The underlying store (for audits and tests; its calls block the thread that makes them)."""
         return self._core.opened_store
 
     @property
     def clock(self) -> Clock:
-        """The clock every timestamp of this instance comes from."""
+        """The clock every timestamp of this instance comes from (the session tools share it)."""
         return self._core.clock
-
-    @property
-    def writer_thread(self) -> int | None:
-        """The id of the thread every write of this instance runs on."""
-        return self._scheduler.writer.ident
 
     # -------------------------------------------------------------------------------- sessions
 
@@ -453,15 +478,31 @@ class AsyncSessionWatch(AsyncUpstream):
         )
 
     async def watched_by(self, watcher_key: str) -> list[Cursor]:
-        """The watcher's cursors, ordered by target (`SessionWatch.watched_by`)."""
+        """The watcher's cursors, ordered by target: positions, and `pending` while a notice is open.
+
+        Raises:
+            InvalidQuery: a malformed `watcher_key`.
+        """
         return await self._scheduler.read(notices.watched_by, self._core, watcher_key)
 
     async def is_watched(self, key: str, *, agent_id: str | None = None) -> bool:
-        """Whether another session watches this one (`SessionWatch.is_watched`)."""
+        """Whether another session watches this one (holds a cursor on it, ambient ones included).
+
+        Raises:
+            InvalidQuery: a malformed key, or a bare key without `agent_id`.
+        """
         return await self._scheduler.read(notices.is_watched, self._core, key, agent_id=agent_id)
 
     async def watch_prompt(self, watcher_key: str) -> str:
-        """The bounded system-prompt block of what the watcher watches (`SessionWatch.watch_prompt`)."""
+        """A short block for the watcher's system prompt: the sessions it watches and how to reconcile.
+
+        It says the session tools can read them, lists at most 20 sessions in target order (the rest
+        as "and K more") within 2,000 characters, and is byte-identical for the same cursors. A
+        watcher without cursors gets "", so the host can leave the section out.
+
+        Raises:
+            InvalidQuery: a malformed `watcher_key`.
+        """
         return await self._scheduler.read(notices.watch_prompt, self._core, watcher_key)
 
     # --------------------------------------------------------------------------------- notices

@@ -7,25 +7,29 @@ methods (`adapters/app/upstream.py`), a pass running its provider calls off the 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 
 from pydantic import JsonValue
 
 from sessionwatch.adapters.app import upstream
-from sessionwatch.adapters.app.checks import query_identity
-from sessionwatch.adapters.app.core import CLOSED, Core
+from sessionwatch.adapters.app.core import Core
 from sessionwatch.adapters.app.loop_scheduler import LoopScheduler
 from sessionwatch.adapters.app.reports import TickReport
 from sessionwatch.adapters.app.upstream import Outcome
-from sessionwatch.adapters.stores.port import StoreError
-from sessionwatch.adapters.upstream.aio_bridge import upstream_pass
 from sessionwatch.adapters.upstream.aio_monitor import AsyncMonitorHandle
-from sessionwatch.adapters.upstream.monitor import PublishGate
 from sessionwatch.domain.ports import AsyncTranscripts, AsyncUpstreamProvider, Transcripts, UpstreamProvider
 from sessionwatch.domain.session import SessionState
 from sessionwatch.domain.upstream import AdvanceOnly, RecordActivity, RecordMissing, UpstreamLinkState
 from sessionwatch.projections.models import Signal, UpstreamLink
+
+if True:  # ASYNC: what only the asyncio façade has; `else:` holds what only the sync one has
+    import asyncio
+
+    from sessionwatch.adapters.app.checks import query_identity
+    from sessionwatch.adapters.app.core import CLOSED
+    from sessionwatch.adapters.stores.port import StoreError
+    from sessionwatch.adapters.upstream.aio_bridge import upstream_pass
+    from sessionwatch.adapters.upstream.monitor import PublishGate
 
 
 class AsyncUpstream:
@@ -33,14 +37,21 @@ class AsyncUpstream:
 
     _core: Core
     _scheduler: LoopScheduler
-    _loop: asyncio.AbstractEventLoop
-    _monitors: list[AsyncMonitorHandle]
+    if True:  # ASYNC
+        _loop: asyncio.AbstractEventLoop
+        _monitors: list[AsyncMonitorHandle]
 
-    def _open_core(self) -> Core:
-        """The core, for what runs on the loop without a store call; `StoreError` once closed, as they do."""
-        if self._scheduler.closed:
-            raise StoreError(CLOSED)
-        return self._core
+        def _open_core(self) -> Core:
+            """The core, for what runs on the loop without a store call; `StoreError` once closed."""
+            if self._scheduler.closed:
+                raise StoreError(CLOSED)
+            return self._core
+
+    else:
+
+        def _open_core(self) -> Core:
+            """The core, for what runs without a store call (as before the façade was closed)."""
+            return self._core
 
     async def link_upstream(
         self,
@@ -87,15 +98,18 @@ class AsyncUpstream:
         *,
         transcripts: Transcripts | AsyncTranscripts | None = None,
     ) -> TickReport:
-        """One upstream monitor pass, off the loop; `providers` (sync or async) by catalog id."""
-        return await upstream_pass(
-            self._open_core(),
-            self._scheduler,
-            self._loop,
-            providers,
-            transcripts=transcripts,
-            gate=PublishGate(),
-        )
+        """One upstream monitor pass; `providers` maps a catalog id to its provider (async: off the loop)."""
+        if True:  # ASYNC
+            return await upstream_pass(
+                self._open_core(),
+                self._scheduler,
+                self._loop,
+                providers,
+                transcripts=transcripts,
+                gate=PublishGate(),
+            )
+        else:
+            return upstream.tick(self._core, self._scheduler, providers, transcripts=transcripts)
 
     async def follow_upstream(
         self,
@@ -105,16 +119,24 @@ class AsyncUpstream:
         agent_id: str | None = None,
         transcripts: Transcripts | AsyncTranscripts | None = None,
     ) -> TickReport:
-        """Follow this session's upstream link now, watched or not, off the loop (a host's hook's pass)."""
-        return await upstream_pass(
-            self._open_core(),
-            self._scheduler,
-            self._loop,
-            providers,
-            transcripts=transcripts,
-            gate=PublishGate(),
-            only=query_identity(key, agent_id),
-        )
+        """Follow this session's upstream link now, watched or not (a host's hook, told the session moved).
+
+        A session nobody watches has its marker advanced and nothing recorded.
+        """
+        if True:  # ASYNC
+            return await upstream_pass(
+                self._open_core(),
+                self._scheduler,
+                self._loop,
+                providers,
+                transcripts=transcripts,
+                gate=PublishGate(),
+                only=query_identity(key, agent_id),
+            )
+        else:
+            return upstream.follow(
+                self._core, self._scheduler, key, providers, agent_id=agent_id, transcripts=transcripts
+            )
 
     async def start_upstream_monitor(
         self,
@@ -124,18 +146,31 @@ class AsyncUpstream:
         interval: float = 60.0,
         initial_delay: float = 15.0,
     ) -> AsyncMonitorHandle:
-        """Run `upstream_tick` every `interval` seconds as a loop task (first after `initial_delay`)."""
-        every, first = upstream.monitor_timing(interval, initial_delay)
-        core, chosen = self._open_core(), dict(providers)
-        handle = AsyncMonitorHandle(
-            lambda gate: upstream_pass(
-                core, self._scheduler, self._loop, chosen, transcripts=transcripts, gate=gate
-            ),
-            interval=every,
-            initial_delay=first,
-        )
-        self._monitors.append(handle)
-        return handle.start()
+        """Run `upstream_tick` every `interval` seconds on a thread, the first after `initial_delay`.
+
+        The asyncio façade runs it as a task on its loop instead, stopped by `aclose()`.
+        """
+        if True:  # ASYNC
+            every, first = upstream.monitor_timing(interval, initial_delay)
+            core, chosen = self._open_core(), dict(providers)
+            handle = AsyncMonitorHandle(
+                lambda gate: upstream_pass(
+                    core, self._scheduler, self._loop, chosen, transcripts=transcripts, gate=gate
+                ),
+                interval=every,
+                initial_delay=first,
+            )
+            self._monitors.append(handle)
+            return handle.start()
+        else:
+            return upstream.start_monitor(
+                self._core,
+                self._scheduler,
+                providers,
+                transcripts=transcripts,
+                interval=interval,
+                initial_delay=initial_delay,
+            )
 
     async def apply_upstream_verdict(
         self,

@@ -1,4 +1,5 @@
-"""`SessionWatch`, the synchronous façade hosts program against, and `open()`.
+# Generated from adapters/entry/aio.py by tests/async_to_sync.py (`make generate`): edit that.
+"""`SessionWatch`, the synchronous façade hosts program against.
 
 Each method names its use case (`adapters/app/`) and hands it to the caller's-thread scheduler:
 every write is one transaction through group commit, its wakes are published after the commit, and
@@ -9,43 +10,23 @@ raise: one log line, None); the strict API raises typed errors and writes nothin
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Literal, Self
 
-from pydantic import JsonValue
-
-from sessionwatch.adapters.app import (
-    creations,
-    maintenance,
-    notices,
-    queries,
-    recording,
-    registry,
-    upstream,
-)
+from sessionwatch.adapters.app import creations, maintenance, notices, queries, recording, registry
 from sessionwatch.adapters.app.core import Core, is_async_waker, wake_from_elsewhere
 from sessionwatch.adapters.app.recording import SignalInput
-from sessionwatch.adapters.app.reports import (
-    AuditReport,
-    PruneReport,
-    RunOutcome,
-    RunRecord,
-    SweepReport,
-    TickReport,
-)
+from sessionwatch.adapters.app.reports import AuditReport, PruneReport, RunOutcome, RunRecord, SweepReport
 from sessionwatch.adapters.app.scheduler import CallerScheduler
-from sessionwatch.adapters.app.upstream import Outcome
+from sessionwatch.adapters.entry.watch_upstream import Upstream
 from sessionwatch.adapters.stores.port import CrossProcessWakes, SignalStore
-from sessionwatch.adapters.upstream.monitor import MonitorHandle
 from sessionwatch.domain.errors import InvalidQuery
-from sessionwatch.domain.ports import Clock, Transcripts, UpstreamProvider, Waker
+from sessionwatch.domain.ports import Clock, Waker
 from sessionwatch.domain.retention import Retention
-from sessionwatch.domain.session import SessionState
 from sessionwatch.domain.signals import Actor, SignalKind
-from sessionwatch.domain.upstream import AdvanceOnly, RecordActivity, RecordMissing, UpstreamLinkState
 from sessionwatch.domain.watch_cursor import DEFAULT_MAIN_KEY
 from sessionwatch.projections.models import (
     Cursor,
@@ -55,14 +36,13 @@ from sessionwatch.projections.models import (
     SessionRow,
     SessionStatus,
     Signal,
-    UpstreamLink,
 )
 from sessionwatch.projections.read_model import ReadModel
 
 __all__ = ["SessionWatch", "SignalInput"]
 
 
-class SessionWatch:
+class SessionWatch(Upstream):
     """Session state awareness over one store. Thread-safe; close it (or use `with`) when done.
 
     On a store shared by several processes (PostgreSQL), a `waker` is also called, from a listener
@@ -98,14 +78,12 @@ class SessionWatch:
         )
         self._scheduler = CallerScheduler(self._core)
         self.startup_sweep: SweepReport | None = None
-        """What the sweep run by `open()` did (None when `sweep_on_open=False`)."""
+        "What the sweep run by `open()` did (None when `sweep_on_open=False`)."
         self.active_runs = self._core.active_runs
         self.run_ledger = self._core.run_ledger
         self.upstream_streaks = self._core.upstream_streaks
         if waker is not None and cross_process_wakes and isinstance(store, CrossProcessWakes):
             store.listen_for_wakes(functools.partial(wake_from_elsewhere, self._core))
-
-    # ------------------------------------------------------------------------------- lifecycle
 
     def close(self) -> None:
         """Stop the upstream monitors started here, then release the store."""
@@ -127,15 +105,13 @@ class SessionWatch:
 
     @property
     def store(self) -> SignalStore:
-        """The underlying store (for audits and tests)."""
+        """The underlying store (for audits and tests; its calls block the thread that makes them)."""
         return self._core.opened_store
 
     @property
     def clock(self) -> Clock:
         """The clock every timestamp of this instance comes from (the session tools share it)."""
         return self._core.clock
-
-    # -------------------------------------------------------------------------------- sessions
 
     def upsert_session(
         self,
@@ -174,11 +150,11 @@ class SessionWatch:
 
     def registry_entry(self, key: str, *, agent_id: str | None = None) -> RegistryEntry | None:
         """A known session's registry entry, or None."""
-        return registry.registry_entry(self._core, key, agent_id=agent_id)
+        return self._scheduler.read(registry.registry_entry, self._core, key, agent_id=agent_id)
 
     def registry_entries(self) -> list[RegistryEntry]:
         """Every known session's registry entry, ordered by key and agent id."""
-        return registry.registry_entries(self._core)
+        return self._scheduler.read(registry.registry_entries, self._core)
 
     def run_started(
         self,
@@ -191,21 +167,20 @@ class SessionWatch:
         mode: str | None = None,
     ) -> None:
         """A run of the session began: the upstream monitor leaves its link alone until it ends."""
+        core = self._open_core()
         registry.run_started(
-            self._core, key, run_id, agent_id=agent_id, requester_key=requester_key, label=label, mode=mode
+            core, key, run_id, agent_id=agent_id, requester_key=requester_key, label=label, mode=mode
         )
 
     def run_ended(
         self, key: str, run_id: str, *, agent_id: str | None = None, outcome: RunOutcome | None = None
     ) -> None:
         """A run of the session ended (`ok`, `error`, `timeout`, `cancelled`; None when unknown)."""
-        registry.run_ended(self._core, key, run_id, agent_id=agent_id, outcome=outcome)
+        registry.run_ended(self._open_core(), key, run_id, agent_id=agent_id, outcome=outcome)
 
     def runs(self) -> list[RunRecord]:
         """The runs this process heard of: active ones and those ended within a day, newest first."""
-        return registry.runs(self._core)
-
-    # ---------------------------------------------------------------------------------- strict
+        return registry.runs(self._open_core())
 
     def record(
         self,
@@ -243,8 +218,6 @@ class SessionWatch:
     def record_many(self, inputs: Iterable[SignalInput]) -> list[Signal]:
         """Record many signals in one transaction, all or none, at one instant of the clock."""
         return self._scheduler.settle(recording.record_many(self._core, inputs))
-
-    # ------------------------------------------------------------------------------- producers
 
     def record_human_message(
         self,
@@ -391,8 +364,6 @@ class SessionWatch:
             ),
         )
 
-    # -------------------------------------------------------------------------------- watching
-
     def watch(
         self, watcher_key: str, target_key: str, *, target_agent_id: str | None = None, ambient: bool = False
     ) -> bool:
@@ -416,7 +387,9 @@ class SessionWatch:
         self, watcher_key: str, target_key: str, *, target_agent_id: str | None = None
     ) -> Cursor | None:
         """The watcher's cursor on the target, or None."""
-        return notices.cursor(self._core, watcher_key, target_key, target_agent_id=target_agent_id)
+        return self._scheduler.read(
+            notices.cursor, self._core, watcher_key, target_key, target_agent_id=target_agent_id
+        )
 
     def watched_by(self, watcher_key: str) -> list[Cursor]:
         """The watcher's cursors, ordered by target: positions, and `pending` while a notice is open.
@@ -424,7 +397,7 @@ class SessionWatch:
         Raises:
             InvalidQuery: a malformed `watcher_key`.
         """
-        return notices.watched_by(self._core, watcher_key)
+        return self._scheduler.read(notices.watched_by, self._core, watcher_key)
 
     def is_watched(self, key: str, *, agent_id: str | None = None) -> bool:
         """Whether another session watches this one (holds a cursor on it, ambient ones included).
@@ -432,7 +405,7 @@ class SessionWatch:
         Raises:
             InvalidQuery: a malformed key, or a bare key without `agent_id`.
         """
-        return notices.is_watched(self._core, key, agent_id=agent_id)
+        return self._scheduler.read(notices.is_watched, self._core, key, agent_id=agent_id)
 
     def watch_prompt(self, watcher_key: str) -> str:
         """A short block for the watcher's system prompt: the sessions it watches and how to reconcile.
@@ -444,13 +417,11 @@ class SessionWatch:
         Raises:
             InvalidQuery: a malformed `watcher_key`.
         """
-        return notices.watch_prompt(self._core, watcher_key)
-
-    # --------------------------------------------------------------------------------- notices
+        return self._scheduler.read(notices.watch_prompt, self._core, watcher_key)
 
     def pending_notices(self, watcher_key: str) -> list[Notice]:
         """The watcher's pending notices, one per stale target, without acknowledging them."""
-        return notices.pending_notices(self._core, watcher_key)
+        return self._scheduler.read(notices.pending_notices, self._core, watcher_key)
 
     def drain(self, watcher_key: str) -> list[Notice]:
         """Return the pending notices and acknowledge each (`L := N`; one follow-up where `M > N`)."""
@@ -465,111 +436,21 @@ class SessionWatch:
         counts, woken = self._scheduler.run_woken(maintenance.sweep(self._core))
         return maintenance.sweep_report(counts, woken, prune=self.prune(force=True))
 
-    # -------------------------------------------------------------------------------- retention
-
     def prune(self, *, force: bool = True) -> PruneReport:
         """Prune history to the retention window and cap, in one transaction (without `force`: when due)."""
         return self._scheduler.settle(maintenance.prune(self._core, force=force))
-
-    # -------------------------------------------------------------------------------- upstream
-
-    def link_upstream(
-        self,
-        key: str,
-        *,
-        catalog_id: str,
-        host_id: str,
-        thread_id: str,
-        upstream_kind: str,
-        upstream_ref: JsonValue,
-        marker: JsonValue,
-        agent_id: str | None = None,
-    ) -> UpstreamLink:
-        """Link an adopted session to its upstream; the session is registered if new."""
-        return self._scheduler.run(
-            upstream.link_upstream(
-                self._core,
-                key,
-                catalog_id=catalog_id,
-                host_id=host_id,
-                thread_id=thread_id,
-                upstream_kind=upstream_kind,
-                upstream_ref=upstream_ref,
-                marker=marker,
-                agent_id=agent_id,
-            )
-        )
-
-    def unlink_upstream(self, key: str, *, agent_id: str | None = None) -> UpstreamLink | None:
-        """Remove the session's upstream link; returns the link removed, None when there was none."""
-        return self._scheduler.run(upstream.unlink_upstream(self._core, key, agent_id=agent_id))
-
-    def upstream_link(self, key: str, *, agent_id: str | None = None) -> UpstreamLink | None:
-        """The session's active upstream link, or None."""
-        return upstream.upstream_link(self._core, key, agent_id=agent_id)
-
-    def upstream_links(self, *, catalog_id: str | None = None) -> list[UpstreamLink]:
-        """Every active upstream link (of one catalog when `catalog_id` is given)."""
-        return upstream.upstream_links(self._core, catalog_id=catalog_id)
-
-    def upstream_tick(
-        self, providers: Mapping[str, UpstreamProvider], *, transcripts: Transcripts | None = None
-    ) -> TickReport:
-        """One upstream monitor pass; `providers` maps a catalog id to its provider."""
-        return upstream.tick(self._core, self._scheduler, providers, transcripts=transcripts)
-
-    def follow_upstream(
-        self,
-        key: str,
-        providers: Mapping[str, UpstreamProvider],
-        *,
-        agent_id: str | None = None,
-        transcripts: Transcripts | None = None,
-    ) -> TickReport:
-        """Follow this session's upstream link now, watched or not (a host's hook, told the session moved).
-
-        A session nobody watches has its marker advanced and nothing recorded.
-        """
-        return upstream.follow(
-            self._core, self._scheduler, key, providers, agent_id=agent_id, transcripts=transcripts
-        )
-
-    def start_upstream_monitor(
-        self,
-        providers: Mapping[str, UpstreamProvider],
-        *,
-        transcripts: Transcripts | None = None,
-        interval: float = 60.0,
-        initial_delay: float = 15.0,
-    ) -> MonitorHandle:
-        """Run `upstream_tick` every `interval` seconds on a thread, the first after `initial_delay`."""
-        return upstream.start_monitor(
-            self._core,
-            self._scheduler,
-            providers,
-            transcripts=transcripts,
-            interval=interval,
-            initial_delay=initial_delay,
-        )
-
-    def apply_upstream_verdict(
-        self,
-        link: UpstreamLinkState,
-        verdict: RecordActivity | AdvanceOnly | RecordMissing,
-        *,
-        session: SessionState,
-    ) -> tuple[Outcome, Signal | None]:
-        """Publish one monitor verdict in one transaction (the monitor's; hosts call `upstream_tick`)."""
-        return self._scheduler.run(upstream.apply_verdict(self._core, link, verdict, session=session))
-
-    # -------------------------------------------------------------------------- reconciliation
 
     def session_status(
         self, key: str, *, changes_since: int | None = None, limit: int = 200, agent_id: str | None = None
     ) -> SessionStatus:
         """The session's head and, with `changes_since`, the typed delta after it; never acknowledges."""
-        return queries.session_status(
-            self._core, key, changes_since=changes_since, limit=limit, agent_id=agent_id
+        return self._scheduler.read(
+            queries.session_status,
+            self._core,
+            key,
+            changes_since=changes_since,
+            limit=limit,
+            agent_id=agent_id,
         )
 
     def status_as_of(
@@ -583,7 +464,8 @@ class SessionWatch:
         archive: str | Path | None = None,
     ) -> SessionStatus:
         """`session_status` right after sequence `as_of` (before a watermark, from the prune `archive`)."""
-        return queries.status_in_the_past(
+        return self._scheduler.read(
+            queries.status_in_the_past,
             self._core,
             key,
             as_of,
@@ -597,14 +479,12 @@ class SessionWatch:
         self, *, agent_id: str | None = None, kinds: Sequence[str] | None = None
     ) -> list[SessionRow]:
         """Known sessions ordered by key, optionally filtered by agent id and session kinds."""
-        return queries.sessions_list(self._core, agent_id=agent_id, kinds=kinds)
-
-    # ------------------------------------------------------------------------------------ audit
+        return self._scheduler.read(queries.sessions_list, self._core, agent_id=agent_id, kinds=kinds)
 
     def rebuild_read_model(self) -> ReadModel:
         """Replay the whole event store into fresh read models (what `audit` compares with)."""
-        return queries.rebuild_read_model(self._core)
+        return self._scheduler.read(queries.rebuild_read_model, self._core)
 
     def audit(self, *, progress: Callable[[int], None] | None = None) -> AuditReport:
         """Replay the event store from one snapshot, diff the rebuilt read models, check the invariants."""
-        return queries.audit(self._core, progress=progress)
+        return self._scheduler.read(queries.audit, self._core, progress=progress)

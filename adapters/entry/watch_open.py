@@ -1,3 +1,4 @@
+# Generated from adapters/entry/aio_open.py by tests/async_to_sync.py (`make generate`): edit that.
 """`open()`: a `SessionWatch` on the store a URL names, its options checked first, its restart sweep run."""
 
 from __future__ import annotations
@@ -38,9 +39,9 @@ def open_watch(
     `wake_coalesce` (seconds, default 0: off) wakes each watcher at most once per that window: the
     notices opening for it meanwhile get one trailing wake at the window's end, if one is still pending.
     `notify_on_create=True` notes each `created` session on its main session's creation digest, a
-    notice its next `drain` returns.
+    notice its next `drain` returns. `sessionwatch.aio.open()` opens the store off the running loop.
     """
-    check_options(notice_links=notice_links, main_key=main_key, wake_coalesce=wake_coalesce)  # or no store
+    check_options(notice_links=notice_links, main_key=main_key, wake_coalesce=wake_coalesce)
     store = open_store(url, synchronous=synchronous)
     try:
         watch = SessionWatch(

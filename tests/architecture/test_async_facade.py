@@ -31,9 +31,14 @@ def narrowed(parameter: inspect.Parameter) -> inspect.Parameter:
 
 
 def public_methods(cls: type) -> dict[str, object]:
+    """The class's methods, its sessionwatch bases' included (the upstream ones live in a base)."""
+    found: dict[str, object] = {}
+    for base in reversed(cls.__mro__):
+        if base.__module__.startswith("sessionwatch"):
+            found.update(vars(base))
     return {
         name: value
-        for name, value in vars(cls).items()
+        for name, value in found.items()
         if inspect.isfunction(value) and (not name.startswith("_") or name in LIFECYCLE)
     }
 

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-FACADE = Path(__file__).resolve().parents[2] / "adapters" / "entry" / "watch.py"
+ENTRY = Path(__file__).resolve().parents[2] / "adapters" / "entry"
+FACADES = {"SessionWatch": ENTRY / "watch.py", "Upstream": ENTRY / "watch_upstream.py"}
+"""The sync façade and its upstream base, generated from the asyncio ones (the same bodies, awaited)."""
 CONTROL_FLOW = (
     ast.If,
     ast.IfExp,
@@ -28,9 +30,12 @@ LIFECYCLE = {"__init__", "__enter__", "__exit__"}
 
 
 def facade_methods() -> list[ast.FunctionDef]:
-    tree = ast.parse(FACADE.read_text(encoding="utf-8"))
-    [facade] = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "SessionWatch"]
-    return [n for n in facade.body if isinstance(n, ast.FunctionDef)]
+    methods: list[ast.FunctionDef] = []
+    for name, path in FACADES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        [facade] = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name]
+        methods += [n for n in facade.body if isinstance(n, ast.FunctionDef)]
+    return methods
 
 
 def rule_shapes(method: ast.FunctionDef) -> list[str]:
@@ -58,7 +63,7 @@ def test_each_facade_method_only_hands_its_use_case_to_the_scheduler(method: ast
 
 def test_the_check_sees_the_facade_and_would_see_a_rule() -> None:
     names = {m.name for m in METHODS}
-    assert {"record", "record_human_message", "drain", "sweep", "session_status"} <= names
+    assert {"record", "record_human_message", "drain", "sweep", "session_status", "upstream_tick"} <= names
     rule = ast.parse("def f(self, x):\n    '''Doc.'''\n    if x:\n        return 1\n    return 2\n").body[0]
     assert isinstance(rule, ast.FunctionDef)
     assert rule_shapes(rule) == ["If at line 3"]
