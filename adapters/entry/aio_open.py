@@ -7,8 +7,10 @@ import functools
 from typing import Literal
 
 from sessionwatch.adapters.app.core import check_options
+from sessionwatch.adapters.app.maintenance import defer_startup_sweep
 from sessionwatch.adapters.entry.aio import OPENING_FOR, AsyncSessionWatch
 from sessionwatch.adapters.stores.factory import open_store
+from sessionwatch.adapters.stores.port import WriteUnavailableError
 from sessionwatch.domain.ports import AsyncWaker, Clock, Waker
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.watch_cursor import DEFAULT_MAIN_KEY
@@ -31,7 +33,8 @@ async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
 ) -> AsyncSessionWatch:
     """Open sessionwatch on the store `url` names, for the running loop (the store opens off the loop).
 
-    The same arguments as `sessionwatch.open()`; the restart sweep runs once unless `sweep_on_open=False`.
+    The same arguments as `sessionwatch.open()`; the restart sweep runs once unless `sweep_on_open=False`
+    (deferred to the next committed write when it cannot write now, as `sessionwatch.open()` does).
     """
     check_options(notice_links=notice_links, main_key=main_key, wake_coalesce=wake_coalesce)  # or no store
     store = await asyncio.to_thread(functools.partial(open_store, url, synchronous=synchronous))
@@ -58,6 +61,8 @@ async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
     if sweep_on_open:
         try:
             watch.startup_sweep = await watch.sweep()
+        except WriteUnavailableError as exc:  # reading works: the sweep runs after the next write commits
+            defer_startup_sweep(watch._core, exc)  # noqa: SLF001 - open() finishes the façade it built
         except BaseException:
             await watch.aclose()
             raise

@@ -29,6 +29,13 @@ class StoreError(RuntimeError):
     """The store failed (locked, full, read-only, vanished); nothing of the operation was written."""
 
 
+class WriteUnavailableError(StoreError):
+    """A write that cannot run for now: the write lock held elsewhere past its timeout, or a full disk.
+
+    Nothing was written, and reads still work (ADR-0064).
+    """
+
+
 def one_line_error(exc: BaseException) -> str:
     """`Class: message` on one line, as the command line prints every error.
 
