@@ -10,7 +10,7 @@ from sessionwatch.adapters.app.core import check_options
 from sessionwatch.adapters.app.maintenance import defer_startup_sweep
 from sessionwatch.adapters.entry.aio import OPENING_FOR, AsyncSessionWatch
 from sessionwatch.adapters.stores.factory import open_store
-from sessionwatch.adapters.stores.port import WriteUnavailableError
+from sessionwatch.adapters.stores.port import StoreError
 from sessionwatch.domain.ports import AsyncWaker, Clock, Waker
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.watch_cursor import DEFAULT_MAIN_KEY
@@ -61,9 +61,10 @@ async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
     if sweep_on_open:
         try:
             watch.startup_sweep = await watch.sweep()
-        except WriteUnavailableError as exc:  # reading works: the sweep runs after the next write commits
-            defer_startup_sweep(watch._core, exc)  # noqa: SLF001 - open() finishes the façade it built
-        except BaseException:
-            await watch.aclose()
-            raise
+        except BaseException as exc:
+            if isinstance(exc, StoreError) and exc.for_now:  # reads work: it runs after the next write
+                defer_startup_sweep(watch._core, exc)  # noqa: SLF001 - open() finishes the façade it built
+            else:
+                await watch.aclose()
+                raise
     return watch

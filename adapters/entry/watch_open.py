@@ -8,7 +8,7 @@ from sessionwatch.adapters.app.core import check_options
 from sessionwatch.adapters.app.maintenance import defer_startup_sweep
 from sessionwatch.adapters.entry.watch import SessionWatch
 from sessionwatch.adapters.stores.factory import open_store
-from sessionwatch.adapters.stores.port import WriteUnavailableError
+from sessionwatch.adapters.stores.port import StoreError
 from sessionwatch.domain.ports import Clock, Waker
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.watch_cursor import DEFAULT_MAIN_KEY
@@ -66,9 +66,10 @@ def open_watch(
     if sweep_on_open:
         try:
             watch.startup_sweep = watch.sweep()
-        except WriteUnavailableError as exc:  # reading works: the sweep runs after the next write commits
-            defer_startup_sweep(watch._core, exc)  # noqa: SLF001 - open() finishes the façade it built
-        except BaseException:
-            watch.close()
-            raise
+        except BaseException as exc:
+            if isinstance(exc, StoreError) and exc.for_now:  # reads work: it runs after the next write
+                defer_startup_sweep(watch._core, exc)  # noqa: SLF001 - open() finishes the façade it built
+            else:
+                watch.close()
+                raise
     return watch

@@ -23,7 +23,7 @@ from uuid import UUID
 from eventsourcing.persistence import ConnectionPoolClosedError, PersistenceError
 from eventsourcing.sqlite import SQLiteConnection, SQLiteConnectionPool, SQLiteDatastore
 
-from sessionwatch.adapters.stores.port import HistoryTail, StoredHistory, StoreError, WriteUnavailableError
+from sessionwatch.adapters.stores.port import HistoryTail, StoredHistory, StoreError, write_unavailable
 from sessionwatch.adapters.stores.sql import rows as sql_rows
 from sessionwatch.adapters.stores.sql import sqlite_schema as sql
 from sessionwatch.adapters.stores.sql.migrate import migrate, refuse_newer
@@ -317,7 +317,7 @@ class SqliteSignalStore:
         """
         waited = self._lock_timeout or _DEFAULT_LOCK_TIMEOUT  # as long as SQLite waits for its lock
         if not self._writing.acquire(timeout=waited):
-            raise WriteUnavailableError(f"timed out after {waited} s waiting for this store's writer")
+            raise write_unavailable(f"timed out after {waited} s waiting for this store's writer")
         try:
             connection = self._writer_connection()
             cursor = connection.cursor()
@@ -344,8 +344,8 @@ class SqliteSignalStore:
                 _reclaim(cursor)
         except _STORE_FAULTS as exc:
             name = getattr(exc, "sqlite_errorname", None) or getattr(exc.__cause__, "sqlite_errorname", "")
-            failure = WriteUnavailableError if str(name).startswith(_FOR_NOW) else StoreError
-            raise failure(f"{type(exc).__name__}: {exc}") from exc
+            message = f"{type(exc).__name__}: {exc}"
+            raise (write_unavailable if str(name).startswith(_FOR_NOW) else StoreError)(message) from exc
         finally:
             self._writing.release()
 

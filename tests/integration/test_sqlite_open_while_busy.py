@@ -15,6 +15,7 @@ which a test run may not be allowed; the error path in SQLite and in the store i
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import subprocess
 import sys
@@ -22,11 +23,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from sqlite3 import Connection
 
 import pytest
 from cli_runs import cli
 
 import sessionwatch
+import sessionwatch.aio
 from sessionwatch import Actor
 from sessionwatch.adapters.stores import sqlite as sqlite_store
 
@@ -130,11 +133,15 @@ def test_read_only_commands_answer_while_another_process_holds_the_write_lock(
         listed = cli(capsys, "list", "--db", str(path))
         status = cli(capsys, "status", TARGET, "--db", str(path))
         notices = cli(capsys, "notices", WATCHERS[0], "--db", str(path))
-    assert (listed.code, listed.err) == (0, "")
+        watched = cli(capsys, "watched", WATCHERS[0], "--db", str(path))
+        audit = cli(capsys, "audit", "--db", str(path))
+        export = cli(capsys, "export", "--db", str(path))
+    for outcome in (listed, status, notices, watched, audit, export):
+        assert (outcome.code, outcome.err) == (0, "")
     assert TARGET in listed.out
-    assert (status.code, status.err) == (0, "")
-    assert (notices.code, notices.err) == (0, "")
     assert TARGET in notices.out
+    assert TARGET in watched.out
+    assert TARGET in export.out
 
 
 @contextmanager
@@ -142,9 +149,9 @@ def disk_full_at_current_size(monkeypatch: pytest.MonkeyPatch, path: Path) -> It
     """Every connection the store makes can grow the file by no page: writes fail with SQLITE_FULL."""
     with sqlite3.connect(path) as probe:
         pages = int(probe.execute("PRAGMA page_count").fetchone()[0])
-    real = sqlite_store._connect  # noqa: SLF001 - the one seam every store connection is made by
+    real = sqlite_store._connect  # the one seam every connection of the store is made by
 
-    def full(db_name: str, synchronous: sqlite_store.Synchronous, lock_timeout: int | None) -> sqlite3.Connection:
+    def full(db_name: str, synchronous: sqlite_store.Synchronous, lock_timeout: int | None) -> Connection:
         raw = real(db_name, synchronous, lock_timeout)
         raw.execute(f"PRAGMA max_page_count = {pages}")
         return raw
@@ -157,11 +164,33 @@ def disk_full_at_current_size(monkeypatch: pytest.MonkeyPatch, path: Path) -> It
 def test_the_default_open_reads_on_a_full_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     url = _prepare(tmp_path / "state.db")
     wakes = Wakes()
-    with disk_full_at_current_size(monkeypatch, tmp_path / "state.db"):
-        with sessionwatch.open(url, waker=wakes) as watch:  # failed: database or disk is full
-            _check_reads(watch)
-            assert watch.startup_sweep is None
-            with pytest.raises(sessionwatch.StoreError, match="full"):
-                watch.record("agent:main:other", kind="goal_changed", actor=Actor.human(), summary="x")
-            _check_reads(watch)  # nothing half-written
+    with (
+        disk_full_at_current_size(monkeypatch, tmp_path / "state.db"),
+        sessionwatch.open(url, waker=wakes) as watch,  # failed: database or disk is full
+    ):
+        _check_reads(watch)
+        assert watch.startup_sweep is None
+        with pytest.raises(sessionwatch.StoreError, match="full"):
+            watch.record("agent:main:other", kind="goal_changed", actor=Actor.human(), summary="x")
+        _check_reads(watch)  # nothing half-written
     assert wakes.watchers == []
+
+
+def test_the_async_open_reads_while_the_write_lock_is_held_and_sweeps_after_its_first_write(
+    tmp_path: Path,
+) -> None:
+    url = _prepare(tmp_path / "state.db")
+    wakes = Wakes()
+
+    async def scenario() -> None:
+        with write_lock_held(tmp_path / "state.db"):
+            watch = await sessionwatch.aio.open(url, waker=wakes)
+            assert watch.startup_sweep is None
+            assert [n.target for n in await watch.pending_notices(WATCHERS[0])] == [TARGET]
+        try:
+            await watch.record("agent:main:other", kind="goal_changed", actor=Actor.human(), summary="next")
+        finally:
+            await watch.aclose()  # finishes what is in flight: the deferred sweep and its wakes
+
+    asyncio.run(scenario())
+    assert sorted(set(wakes.watchers)) == sorted(WATCHERS)
