@@ -107,5 +107,5 @@ def test_the_512_character_key_of_4_byte_characters_is_refused_alike_everywhere(
     with pytest.raises(InvalidSignal) as refused:
         watch.record(key, kind=SignalKind.HUMAN_DIRECT_MESSAGE, actor=Actor.human(), summary="hi")
     assert refused.value.field == "session_key"
-    assert watch.record_human_message(key, channel="chat") is None  # a producer drops it, as it drops any malformed key
+    assert watch.record_human_message(key, channel="chat") is None  # a producer drops any malformed key
     assert watch.sessions_list() == []
