@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from stores import needs_postgres, postgres_url
@@ -28,6 +30,7 @@ EXIT_TIMEOUT = 300.0
 
 OPENER = r"""
 import sys
+from concurrent.futures import ThreadPoolExecutor
 import sessionwatch
 
 url = sys.argv[1]
@@ -45,6 +48,7 @@ else:
 
 WRITER = r"""
 import sys
+from concurrent.futures import ThreadPoolExecutor
 import sessionwatch
 from sessionwatch import Actor
 
@@ -103,3 +107,20 @@ def test_forty_concurrent_opens_all_open_while_writers_write_and_sweeps_run() ->
         assert outputs[:WRITERS] == ["done"] * WRITERS
         failed = [line for line in outputs[WRITERS:] if line != "opened"]
         assert failed == [], f"{len(failed)} of {OPENERS} opens failed: {failed[:3]}"
+
+
+def test_forty_concurrent_opens_of_a_new_schema_create_it_once() -> None:
+    """The first opener creates the schema under the advisory lock; each other one finds it current."""
+    with postgres_url("sw_opens", durable=True) as url:
+        barrier = threading.Barrier(OPENERS)
+
+        def open_one() -> int:
+            barrier.wait()
+            with sessionwatch.open(url, sweep_on_open=False) as watch:
+                return watch.store.last_sequence()
+
+        with ThreadPoolExecutor(OPENERS) as pool:
+            assert list(pool.map(lambda _: open_one(), range(OPENERS))) == [0] * OPENERS
+        with sessionwatch.open(url) as watch:
+            watch.record(TARGETS[0], kind="human_direct_message", actor=Actor.human(), summary="after")
+            assert watch.store.last_sequence() == 1
