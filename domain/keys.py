@@ -10,6 +10,21 @@ from sessionwatch.domain.errors import InvalidSignal
 from sessionwatch.domain.text import has_control_character
 
 MAX_KEY_LENGTH = 512
+"""A key's most characters."""
+MAX_KEY_BYTES = 1024
+"""A key's most bytes in UTF-8: what every store can index, the same for all (ADR-0065).
+
+The widest index row any store writes holds two keys and an agent id: a cursor's (target key,
+target agent id, watcher key). PostgreSQL's B-tree holds at most `INDEX_ROW_BYTES` per row: an
+8-byte header, then per text column a 4-byte length (after up to 3 bytes of alignment) and its
+bytes. Two keys of `MAX_KEY_BYTES` and an agent id of `MAX_AGENT_ID_BYTES` take 2,584 bytes.
+"""
+MAX_AGENT_ID_BYTES = 512
+"""An explicit agent id's most bytes in UTF-8 (an agent id parsed from a key is at most 64 ASCII)."""
+INDEX_ROW_BYTES = 2704
+"""The most one B-tree index row holds in PostgreSQL (version 4 B-trees, 8 KiB pages)."""
+_SAFE_CHARACTERS = MAX_KEY_BYTES // 4
+"""A key this short cannot exceed `MAX_KEY_BYTES` (UTF-8 takes at most 4 bytes a character)."""
 _AGENT_PREFIX = "agent:"
 DEFAULT_AGENT_ID = "main"
 """The agent an agent id that normalizes to nothing names (as the reference gateway's)."""
@@ -132,6 +147,8 @@ def key_problem(key: object) -> str | None:
         return "must not be empty"
     if len(key) > MAX_KEY_LENGTH:
         return f"must be at most {MAX_KEY_LENGTH} characters"
+    if len(key) > _SAFE_CHARACTERS and utf8_bytes(key) > MAX_KEY_BYTES:
+        return f"must be at most {MAX_KEY_BYTES} bytes in UTF-8 (it has {utf8_bytes(key)})"
     if has_control_character(key):
         return "must not contain control characters"
     if key.strip().lower().startswith(_AGENT_PREFIX) and not is_agent_qualified(key):
@@ -188,4 +205,21 @@ def check_agent_id(agent_id: object) -> str:
         raise InvalidSignal("agent_id", "must not contain ':', surrounding spaces or control characters")
     if len(agent_id) > MAX_KEY_LENGTH:
         raise InvalidSignal("agent_id", f"must be at most {MAX_KEY_LENGTH} characters")
+    if utf8_bytes(agent_id) > MAX_AGENT_ID_BYTES:
+        raise InvalidSignal(
+            "agent_id", f"must be at most {MAX_AGENT_ID_BYTES} bytes in UTF-8 (it has {utf8_bytes(agent_id)})"
+        )
     return agent_id
+
+
+def utf8_bytes(text: str) -> int:
+    """How many bytes `text` takes in UTF-8 (a lone surrogate counted as the 3 bytes it would take)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def widest_index_row(*, key_bytes: int = MAX_KEY_BYTES, agent_id_bytes: int = MAX_AGENT_ID_BYTES) -> int:
+    """The bytes of a cursor's primary-key index row in PostgreSQL: (target key, its agent id, watcher)."""
+    size = 8  # the index tuple's header
+    for column in (key_bytes, agent_id_bytes, key_bytes):
+        size = -(-size // 4) * 4 + 4 + column  # aligned to 4, a 4-byte length, the text
+    return -(-size // 8) * 8  # the row is aligned to 8

@@ -143,6 +143,9 @@ class Core:
     notify_on_create: bool = False
     """Whether a `created` signal is noted on its main session's creation digest (ADR-0047)."""
     closed: bool = False
+    sweep_owed: bool = False
+    """The start-up sweep could not write (the write lock held elsewhere, the disk full): it runs
+    after the next write of this process commits (ADR-0064)."""
 
     @classmethod
     def build(

@@ -40,7 +40,7 @@ from sessionwatch.adapters.app.core import (
 )
 from sessionwatch.adapters.app.together import Outcome
 from sessionwatch.adapters.app.writer import Settled, WriterThread, call_each
-from sessionwatch.adapters.stores.port import StoreError
+from sessionwatch.adapters.stores.port import StoreError, SweepCounts
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -126,6 +126,10 @@ class LoopScheduler:
         if self._core.telemetry.on:
             self._committed = time.perf_counter()  # the wake delay counts from here
         call_each(settled)
+        if self._core.sweep_owed and not self.closed and any(ok for _, (ok, _) in settled):
+            owed = maintenance.owed_sweep(self._core)
+            if owed is not None:
+                self._track(self._sweep_owed(owed))
         if self._recorded:
             self._recorded = False
             held, self._held = self._held, []
@@ -180,6 +184,13 @@ class LoopScheduler:
         if self._pruning is None:
             self._pruning = self._track(self._prune_if_due())
         self._pruning.add_done_callback(lambda _: call_all(held))
+
+    async def _sweep_owed(self, owed: Work[SweepCounts, SweepCounts]) -> None:
+        """The start-up sweep `open()` deferred, now that a write of this process committed."""
+        try:
+            await self.run_woken(owed)
+        except Exception as exc:  # noqa: BLE001 - the write is committed; the next one tries again
+            maintenance.sweep_failed(self._core, exc)
 
     async def _prune_if_due(self) -> None:
         try:

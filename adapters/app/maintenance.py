@@ -3,16 +3,17 @@
 The sweep re-freezes every open notice of an existing watcher and re-publishes it; a forced prune
 follows it. A prune keeps history to the retention window and cap in one transaction; after a
 record it runs only once the last prune, by any process sharing the store, is older than the
-interval (`Retention.prune_due`).
+interval (`Retention.prune_due`). A start-up sweep that cannot write now (another process holds
+the write lock, the disk is full) does not fail the open: it runs after the next write commits.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sessionwatch.adapters.app.core import Core, Done, Work, wakes_of
+from sessionwatch.adapters.app.core import Core, Done, Work, logger, wakes_of
 from sessionwatch.adapters.app.reports import PruneReport, SweepReport
-from sessionwatch.adapters.stores.port import PruneCounts, SweepCounts
+from sessionwatch.adapters.stores.port import PruneCounts, StoreError, SweepCounts
 from sessionwatch.domain.signals import from_epoch_ms
 
 
@@ -24,6 +25,26 @@ def sweep(core: Core) -> Work[SweepCounts, SweepCounts]:
         lambda counts: Done(counts, wakes_of(counts.woken)),
         "sessionwatch.sweep",
     )
+
+
+def defer_startup_sweep(core: Core, exc: StoreError) -> None:
+    """The start-up sweep could not write now: the open goes on; the next committed write runs it."""
+    core.sweep_owed = True
+    logger.warning("sessionwatch: start-up sweep deferred to the next write (error=%s)", exc)
+
+
+def owed_sweep(core: Core) -> Work[SweepCounts, SweepCounts] | None:
+    """The deferred start-up sweep, once (None when none is owed); `sweep_failed` owes it again."""
+    if not core.sweep_owed or core.closed:
+        return None
+    core.sweep_owed = False
+    return sweep(core)
+
+
+def sweep_failed(core: Core, exc: Exception) -> None:
+    """The deferred sweep failed: the next committed write tries again (the write it followed stands)."""
+    core.sweep_owed = True
+    logger.warning("sessionwatch: deferred start-up sweep failed (error=%s)", type(exc).__name__)
 
 
 def sweep_report(counts: SweepCounts, woken: Sequence[str], *, prune: PruneReport) -> SweepReport:

@@ -2,7 +2,8 @@
 
 Every write of the sync façade goes this one way: the work runs in a write transaction shared with
 concurrent callers (ADR-0016), then its wakes are published after the commit, then, after a
-record, a prune runs if one is due (a failure of that prune never fails the record).
+record, a prune runs if one is due (a failure of that prune never fails the record), and after
+any write a start-up sweep `open()` had to defer runs (its failure never fails the write either).
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ class CallerScheduler:
         woken = publish(core.waker, core.coalesced(result.wakes)) if result.wakes else []
         if result.recorded:
             self._prune_if_due()
+        if core.sweep_owed:
+            self._sweep_if_owed()
         return result.value, woken
 
     def _run_observed(self, work: Work[Any, R]) -> tuple[R, list[str]]:
@@ -66,7 +69,19 @@ class CallerScheduler:
         )
         if result.recorded:
             self._prune_if_due()
+        if core.sweep_owed:
+            self._sweep_if_owed()
         return result.value, woken
+
+    def _sweep_if_owed(self) -> None:
+        """The start-up sweep `open()` deferred, now that a write of this process committed."""
+        owed = maintenance.owed_sweep(self._core)
+        if owed is None:
+            return
+        try:
+            self.run_woken(owed)
+        except Exception as exc:  # noqa: BLE001 - the write is committed; the next one tries again
+            maintenance.sweep_failed(self._core, exc)
 
     def _prune_if_due(self) -> None:
         due = maintenance.prune_if_due(self._core)

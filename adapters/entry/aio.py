@@ -118,7 +118,7 @@ class AsyncSessionWatch(AsyncUpstream):
         else:
             self._scheduler = CallerScheduler(self._core)
         self.startup_sweep: SweepReport | None = None
-        """What the sweep run by `open()` did (None when `sweep_on_open=False`)."""
+        """What the sweep run by `open()` did (None: `sweep_on_open=False`, or deferred to the next write)."""
         self.active_runs = self._core.active_runs
         self.run_ledger = self._core.run_ledger
         self.upstream_streaks = self._core.upstream_streaks

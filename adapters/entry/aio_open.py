@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Literal
 
 from sessionwatch.adapters.app.core import check_options
+from sessionwatch.adapters.app.maintenance import defer_startup_sweep
 from sessionwatch.adapters.stores.factory import open_store
+from sessionwatch.adapters.stores.port import StoreError
 from sessionwatch.domain.ports import AsyncWaker, Clock, Waker
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.watch_cursor import DEFAULT_MAIN_KEY
@@ -36,7 +38,10 @@ async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
 ) -> AsyncSessionWatch:
     """Open sessionwatch on the store `url` names (`None`: `$SESSIONWATCH_URL` or `./sessionwatch.db`).
 
-    The restart sweep and its forced prune run once unless `sweep_on_open=False`.
+    The restart sweep and its forced prune run once unless `sweep_on_open=False`; when it cannot
+    write now (another process holds the write lock past its timeout, or the disk is full) the
+    store opens anyway, `startup_sweep` stays None, and the sweep runs after this process's next
+    write commits.
     `cross_process_wakes=False` keeps a PostgreSQL store from waking `waker` for other processes.
     `notice_links` (a template naming `{agent_id}` and `{rest_path}`) links each notice to its target.
     `notify_terminal_runs=True` makes `run_completed` and `run_failed` notify watchers (else log-only).
@@ -91,7 +96,10 @@ async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
     if sweep_on_open:
         try:
             watch.startup_sweep = await watch.sweep()
-        except BaseException:
-            await watch.aclose()
-            raise
+        except BaseException as exc:
+            if isinstance(exc, StoreError) and exc.for_now:  # reads work: it runs after the next write
+                defer_startup_sweep(watch._core, exc)  # noqa: SLF001 - open() finishes the façade it built
+            else:
+                await watch.aclose()
+                raise
     return watch

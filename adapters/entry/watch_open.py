@@ -6,8 +6,10 @@ from __future__ import annotations
 from typing import Literal
 
 from sessionwatch.adapters.app.core import check_options
+from sessionwatch.adapters.app.maintenance import defer_startup_sweep
 from sessionwatch.adapters.entry.watch import SessionWatch
 from sessionwatch.adapters.stores.factory import open_store
+from sessionwatch.adapters.stores.port import StoreError
 from sessionwatch.domain.ports import Clock, Waker
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.watch_cursor import DEFAULT_MAIN_KEY
@@ -30,7 +32,10 @@ def open_watch(
 ) -> SessionWatch:
     """Open sessionwatch on the store `url` names (`None`: `$SESSIONWATCH_URL` or `./sessionwatch.db`).
 
-    The restart sweep and its forced prune run once unless `sweep_on_open=False`.
+    The restart sweep and its forced prune run once unless `sweep_on_open=False`; when it cannot
+    write now (another process holds the write lock past its timeout, or the disk is full) the
+    store opens anyway, `startup_sweep` stays None, and the sweep runs after this process's next
+    write commits.
     `cross_process_wakes=False` keeps a PostgreSQL store from waking `waker` for other processes.
     `notice_links` (a template naming `{agent_id}` and `{rest_path}`) links each notice to its target.
     `notify_terminal_runs=True` makes `run_completed` and `run_failed` notify watchers (else log-only).
@@ -62,7 +67,10 @@ def open_watch(
     if sweep_on_open:
         try:
             watch.startup_sweep = watch.sweep()
-        except BaseException:
-            watch.close()
-            raise
+        except BaseException as exc:
+            if isinstance(exc, StoreError) and exc.for_now:
+                defer_startup_sweep(watch._core, exc)
+            else:
+                watch.close()
+                raise
     return watch

@@ -28,6 +28,17 @@ from sessionwatch.projections.read_model import ReadModel
 class StoreError(RuntimeError):
     """The store failed (locked, full, read-only, vanished); nothing of the operation was written."""
 
+    for_now: bool = False
+    """A write that cannot run for now (the write lock held elsewhere past its timeout, a full disk),
+    while reads still work: `open()` defers its restart sweep rather than fail (ADR-0064)."""
+
+
+def write_unavailable(message: str) -> StoreError:
+    """The `StoreError` of a write that cannot run for now (`for_now`); its class stays `StoreError`."""
+    error = StoreError(message)
+    error.for_now = True
+    return error
+
 
 def one_line_error(exc: BaseException) -> str:
     """`Class: message` on one line, as the command line prints every error.

@@ -33,7 +33,7 @@ from sessionwatch.adapters.stores.port import HistoryTail, StoredHistory, StoreE
 from sessionwatch.adapters.stores.postgres_listener import Deliver, PostgresWakeListener
 from sessionwatch.adapters.stores.sql import postgres_schema as sql
 from sessionwatch.adapters.stores.sql import rows as sql_rows
-from sessionwatch.adapters.stores.sql.migrate import migrate
+from sessionwatch.adapters.stores.sql.migrate import migrate, refuse_newer
 from sessionwatch.adapters.stores.sql.postgres_dialect import PostgresDialect, cursor, cursors_of, one
 from sessionwatch.adapters.stores.sql.write import SqlWrite
 from sessionwatch.adapters.stores.urls import InvalidStoreUrl, PostgresUrl
@@ -201,6 +201,22 @@ def _is_connection_loss(conn: Connection, exc: psycopg.Error) -> bool:
     return conn.closed or conn.broken or isinstance(exc, psycopg.InterfaceError)
 
 
+def _stored_version(c: Cursor) -> int | None:
+    """The schema version the store holds (a newer one refused), or None before it exists.
+
+    Reads the catalog and one row of `sw_meta` without a lock on any table others write.
+    """
+    c.execute(sql.SELECT_META_TABLE)
+    if one(c)[0] is None:
+        return None
+    c.execute(sql.SELECT_SCHEMA_VERSION)
+    row = c.fetchone()
+    if row is None:
+        return None
+    refuse_newer(int(row[0]), sql)
+    return int(row[0])
+
+
 def _wrap(exc: BaseException) -> StoreError:
     return StoreError(one_line_error(exc))
 
@@ -229,9 +245,21 @@ class PostgresSignalStore:
             raise StoreError(f"cannot open PostgreSQL schema {self.schema!r}: {_wrap(exc)}") from exc
 
     def _create_schema(self) -> None:
-        """Create the schema and tables once, whichever process comes first (DDL is serialized)."""
+        """Create or migrate the schema once, whichever process comes first; a current one is left alone.
+
+        An open of a current schema (the common case: every process after the first) reads its
+        version, one row, and runs no DDL: DDL on tables other processes write (`CREATE INDEX IF NOT
+        EXISTS` takes a share lock on its table even when the index exists) could deadlock with
+        their sweeps and writes (ADR-0063). Creation and migration run in one transaction under an
+        advisory lock, so concurrent openers wait for the first; each then finds the version current.
+        """
+        with self._connections.connection() as conn, conn.cursor() as c:
+            if _stored_version(c) == sql.SCHEMA_VERSION:
+                return
         with self._connections.connection() as conn, conn.transaction(), conn.cursor() as c:
             c.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"sessionwatch.schema:{self.schema}",))
+            if _stored_version(c) == sql.SCHEMA_VERSION:
+                return  # another opener created or migrated it while this one waited for the lock
             c.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
             c.execute(f"SET LOCAL search_path TO {self.schema}")
             for statement in sql.SCHEMA:

@@ -23,10 +23,10 @@ from uuid import UUID
 from eventsourcing.persistence import ConnectionPoolClosedError, PersistenceError
 from eventsourcing.sqlite import SQLiteConnection, SQLiteConnectionPool, SQLiteDatastore
 
-from sessionwatch.adapters.stores.port import HistoryTail, StoredHistory, StoreError
+from sessionwatch.adapters.stores.port import HistoryTail, StoredHistory, StoreError, write_unavailable
 from sessionwatch.adapters.stores.sql import rows as sql_rows
 from sessionwatch.adapters.stores.sql import sqlite_schema as sql
-from sessionwatch.adapters.stores.sql.migrate import migrate
+from sessionwatch.adapters.stores.sql.migrate import migrate, refuse_newer
 from sessionwatch.adapters.stores.sql.queue import WriteCache
 from sessionwatch.adapters.stores.sql.sqlite_dialect import SqliteDialect, cursor, cursors_of
 from sessionwatch.adapters.stores.sql.write import SqlWrite
@@ -58,6 +58,8 @@ RECLAIM_MIN_PAGES = 1024
 _STORE_FAULTS = (sqlite3.Error, PersistenceError, ConnectionPoolClosedError)
 """What a failing file, lock or pool raises (eventsourcing wraps `sqlite3` errors in its own)."""
 _WAITED_FOR_A_LOCK = ("SQLITE_BUSY", "SQLITE_LOCKED")
+_FOR_NOW = (*_WAITED_FOR_A_LOCK, "SQLITE_FULL")
+"""What makes a write impossible for now while reads go on: another writer's lock, a full disk."""
 
 
 class _CannotConnectError(StoreError):
@@ -268,12 +270,16 @@ class SqliteSignalStore:
             raise StoreError(f"cannot open {self.path}: {exc}") from exc
 
     def _create_schema(self, lock_timeout: float) -> None:
-        """Create the tables in one `BEGIN IMMEDIATE` transaction, whichever process comes first.
+        """Create or migrate the tables in one `BEGIN IMMEDIATE` transaction, unless they are current.
 
-        Processes opening a new file together race for its first write (and for switching it to
-        WAL, which SQLite may refuse at once rather than wait): a locked file is retried until
-        `lock_timeout` has passed.
+        A store at the current version is only read (ADR-0064): opening it needs neither the write
+        lock, which another process may hold for seconds (a prune), nor free disk. Processes opening
+        a new file together race for its first write (and for switching it to WAL, which SQLite may
+        refuse at once rather than wait): a locked file is retried until `lock_timeout` has passed.
         """
+        if self._stored_version() == sql.SCHEMA_VERSION:
+            self._schema_ready = True
+            return
         deadline = time.monotonic() + lock_timeout
         while True:
             try:
@@ -286,6 +292,20 @@ class SqliteSignalStore:
             else:
                 return
 
+    def _stored_version(self) -> int | None:
+        """The schema version the file holds, by one read; None before the tables exist (a new file)."""
+        with self._one_statement() as c:
+            c.execute(sql.SELECT_META_TABLE)
+            if c.fetchone() is None:
+                return None
+        with self._one_statement() as c:
+            c.execute(sql.SELECT_SCHEMA_VERSION)
+            row = c.fetchone()
+        if row is None:
+            return None
+        refuse_newer(int(row[0]), sql)
+        return int(row[0])
+
     @contextmanager
     def write(self) -> Iterator[SqlWrite]:
         """An exclusive write transaction (`BEGIN IMMEDIATE`), committed when the block exits.
@@ -297,7 +317,7 @@ class SqliteSignalStore:
         """
         waited = self._lock_timeout or _DEFAULT_LOCK_TIMEOUT  # as long as SQLite waits for its lock
         if not self._writing.acquire(timeout=waited):
-            raise StoreError(f"timed out after {waited} s waiting for this store's writer")
+            raise write_unavailable(f"timed out after {waited} s waiting for this store's writer")
         try:
             connection = self._writer_connection()
             cursor = connection.cursor()
@@ -323,7 +343,9 @@ class SqliteSignalStore:
             if tx.vacuum_due:
                 _reclaim(cursor)
         except _STORE_FAULTS as exc:
-            raise StoreError(f"{type(exc).__name__}: {exc}") from exc
+            name = getattr(exc, "sqlite_errorname", None) or getattr(exc.__cause__, "sqlite_errorname", "")
+            message = f"{type(exc).__name__}: {exc}"
+            raise (write_unavailable if str(name).startswith(_FOR_NOW) else StoreError)(message) from exc
         finally:
             self._writing.release()
 

@@ -13,6 +13,15 @@ MigrationStep: TypeAlias = Callable[[Cursor, ModuleType], None]
 """A migration that SQL alone cannot say: it reads rows and writes them back, in the same transaction."""
 
 
+def refuse_newer(found: int, sql: ModuleType) -> None:
+    """Refuse a store written by a newer version of the schema `sql` rather than misread it."""
+    if found > sql.SCHEMA_VERSION:
+        raise StoreError(
+            f"the store was written by a newer sessionwatch (schema version {found}, this one reads"
+            f" up to {sql.SCHEMA_VERSION})"
+        )
+
+
 def migrate(cursor: Cursor, sql: ModuleType) -> None:
     """Bring a store written by an older version of the schema `sql` up to date, in the caller's transaction.
 
@@ -21,11 +30,7 @@ def migrate(cursor: Cursor, sql: ModuleType) -> None:
     """
     cursor.execute(sql.SELECT_SCHEMA_VERSION)
     found = int(cursor.fetchone()[0])
-    if found > sql.SCHEMA_VERSION:
-        raise StoreError(
-            f"the store was written by a newer sessionwatch (schema version {found}, this one reads"
-            f" up to {sql.SCHEMA_VERSION})"
-        )
+    refuse_newer(found, sql)
     for version in range(found + 1, sql.SCHEMA_VERSION + 1):
         for statement in sql.MIGRATIONS[version]:
             if callable(statement):

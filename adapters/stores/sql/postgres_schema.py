@@ -517,4 +517,6 @@ MIGRATIONS: dict[int, tuple[str | MigrationStep, ...]] = {
 }
 """The statements (or steps) that bring a store written at the version before each key up to it."""
 SELECT_SCHEMA_VERSION = "SELECT value FROM sw_meta WHERE name = 'schema_version'"
+SELECT_META_TABLE = "SELECT to_regclass('sw_meta')"
+"""Whether the schema's `sw_meta` exists (NULL before), by the catalog alone: no error, no lock."""
 WRITE_SCHEMA_VERSION = "UPDATE sw_meta SET value = %s WHERE name = 'schema_version'"

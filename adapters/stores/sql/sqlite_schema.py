@@ -511,4 +511,6 @@ MIGRATIONS: dict[int, tuple[str | MigrationStep, ...]] = {
 }
 """The statements (or steps) that bring a store written at the version before each key up to it."""
 SELECT_SCHEMA_VERSION = "SELECT value FROM sw_meta WHERE name = 'schema_version'"
+SELECT_META_TABLE = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sw_meta'"
+"""Whether the file holds the store's `sw_meta` yet (no row: a new file)."""
 WRITE_SCHEMA_VERSION = "UPDATE sw_meta SET value = ? WHERE name = 'schema_version'"
