@@ -79,6 +79,15 @@ _RETRIED_AT_LOCK: Final = (
 _SESSION_EVENTS: Final = (SessionUpserted, SignalRecorded, SessionReset, SessionDeleted)
 
 
+def lock_wait_bound(lock_timeout: float) -> float:
+    """The longest one attempt to begin a write waits for the write lock before `StoreError` (ADR-0061).
+
+    Every attempt's `lock_timeout` and the longest jittered backoff between them.
+    """
+    backoff = sum(1.5 * _BACKOFF_S * attempt for attempt in range(1, _LOCK_ATTEMPTS))
+    return _LOCK_ATTEMPTS * lock_timeout + backoff
+
+
 def _millis(seconds: float) -> int:
     return max(1, round(seconds * 1000))
 
