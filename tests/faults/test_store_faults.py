@@ -607,8 +607,11 @@ def test_callers_sharing_a_transaction_wait_about_one_lock_wait_behind_a_held_lo
             hold = functools.partial(pg_write_lock_held, base)
         watch = stack.enter_context(sessionwatch.open(url, clock=FakeClock()))
         keys = [f"agent:main:subagent:w{index}" for index in range(CALLERS)]
+        watch.upsert_session(MANAGER)
         for key in keys:
             watch.upsert_session(key)
+            watch.watch(MANAGER, key)  # a producer on a watched session records, or returns None on failure
+        assert isinstance(producer_call(keys[1])(watch), Signal)
         calls = [(strict_call if index % 2 == 0 else producer_call)(key) for index, key in enumerate(keys)]
         with hold():
             results = timed_callers(watch, calls)
