@@ -37,11 +37,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
 from auditing import assert_audit_clean
 from facades import BlockingWatch, on_loop
+from freezable_proxy import FreezableProxy
 from stores import FILE_STORES, PG_URL, admin, needs_postgres, postgres_url, with_query
 
 import sessionwatch
@@ -620,3 +622,85 @@ def test_callers_sharing_a_transaction_wait_about_one_lock_wait_behind_a_held_lo
         assert outcomes == ["StoreError", "NoneType"] * (CALLERS // 2), (outcomes, waited)
         assert max(waited) < WAIT_MARGIN * bound, f"seconds per caller {waited}, lock wait {bound:.2f} s"
         assert isinstance(strict_call(keys[0])(watch), Signal)  # the lock released, recording resumes
+
+
+# ------------------------------------------------------------- a PostgreSQL path that stops answering
+
+STATEMENT_TIMEOUT_S = 1
+NETWORK_TIMEOUT_S = 1
+ANSWER_MARGIN = 1.5
+"""A call on a silent connection fails within statement_timeout + network_timeout (ADR-0062), with
+room for a loaded machine. Before ADR-0062 it waited until the path answered again."""
+
+
+class FreezingClock(FakeClock):
+    """A clock that, once armed, freezes the proxy the next time it is read (inside a drain's write)."""
+
+    def __init__(self, proxy: FreezableProxy) -> None:
+        super().__init__()
+        self.proxy = proxy
+        self.armed = False
+
+    def now(self) -> datetime:
+        if self.armed:
+            self.armed = False
+            self.proxy.freeze()
+        return super().now()
+
+
+def through(proxy: FreezableProxy, url: str) -> str:
+    """`url` with its host and port replaced by the proxy's."""
+    parts = urlsplit(url)
+    user = f"{parts.username}@" if parts.username else ""
+    return urlunsplit(parts._replace(netloc=f"{user}127.0.0.1:{proxy.port}"))
+
+
+@needs_postgres
+def test_a_postgres_connection_that_stops_answering_fails_its_writer_in_bounded_time_and_frees_the_lock(
+    pg_url: str,
+) -> None:
+    server = urlsplit(PG_URL)
+    with FreezableProxy((server.hostname or "127.0.0.1", server.port or 5432)) as proxy:
+        url = with_query(
+            through(proxy, pg_url),
+            statement_timeout=str(STATEMENT_TIMEOUT_S),
+            network_timeout=str(NETWORK_TIMEOUT_S),
+        )
+        bound = STATEMENT_TIMEOUT_S + NETWORK_TIMEOUT_S  # the documented bound on any one answer
+        clock = FreezingClock(proxy)
+        outcome: list[tuple[float, object]] = []
+        with (
+            sessionwatch.open(url, clock=clock) as watch,
+            sessionwatch.open(pg_url, clock=FakeClock()) as other,
+        ):
+            acknowledged = given_acknowledged_history(watch)
+
+            def drain() -> None:
+                started = time.monotonic()
+                try:
+                    result: object = watch.drain(MANAGER)
+                except Exception as exc:  # noqa: BLE001 - the outcome under test
+                    result = exc
+                outcome.append((time.monotonic() - started, result))
+
+            clock.armed = True  # the drain's write transaction holds the write lock when its path stalls
+            writer = threading.Thread(target=drain, daemon=True)
+            writer.start()
+            writer.join(3 * bound)
+            try:
+                assert not writer.is_alive(), f"the drain still waits after {3 * bound:g} s"
+                ((seconds, result),) = outcome
+                assert isinstance(result, StoreError), result
+                assert seconds < ANSWER_MARGIN * bound, f"failed after {seconds:.2f} s, bound {bound:g} s"
+                started = time.monotonic()
+                after = goal(other)  # another writer: the server ended the silent transaction and its lock
+                waited = time.monotonic() - started
+            finally:
+                proxy.thaw()
+                proxy.close()
+                writer.join(JOIN_TIMEOUT_S)
+            assert after.sequence == acknowledged[-1] + 1, "the stalled drain committed nothing"
+            assert waited < bound, f"the other writer waited {waited:.2f} s"
+            assert [(n.target, n.last_seen) for n in other.pending_notices(MANAGER)] == [
+                (WORKER, acknowledged[0])
+            ]
