@@ -89,9 +89,9 @@ _SESSION_EVENTS: Final = (SessionUpserted, SignalRecorded, SessionReset, Session
 
 
 def lock_wait_bound(lock_timeout: float) -> float:
-    """The longest one attempt to begin a write waits for the write lock before `StoreError` (ADR-0061).
+    """The longest a write waits for the write lock held elsewhere before `StoreError` (ADR-0061).
 
-    Every attempt's `lock_timeout` and the longest jittered backoff between them.
+    Every attempt's `lock_timeout` and the longest jittered backoff between the attempts.
     """
     backoff = sum(1.5 * _BACKOFF_S * attempt for attempt in range(1, _LOCK_ATTEMPTS))
     return _LOCK_ATTEMPTS * lock_timeout + backoff
@@ -104,7 +104,7 @@ def _millis(seconds: float) -> int:
 def keepalive_timing(network_timeout: float) -> tuple[int, int]:
     """Seconds of silence before the first TCP keepalive probe, and between probes (3 of them).
 
-    Together about `network_timeout` (at least 1 s each: TCP counts whole seconds).
+    Together at most `network_timeout`, unless that is under 4 s (TCP counts whole seconds, 1 at least).
     """
     idle = max(1, int(network_timeout // 2))
     interval = max(1, int((network_timeout - idle) // _KEEPALIVE_PROBES))
