@@ -15,7 +15,9 @@ fault. Once it clears, the same `SessionWatch` records again (no reopen), every 
 there, and the audit is clean. A deleted file never clears: every write fails until the host reopens,
 and no empty database is made in its place. On PostgreSQL: the write lock held by another session
 past `lock_timeout`, and the store's session terminated (`pg_terminate_backend`) inside a write
-transaction and while it waits for the write lock.
+transaction and while it waits for the write lock, and its network path stalled (a proxy that stops
+forwarding) inside a write transaction. On both stores and both façades: callers sharing a
+transaction behind another connection's write lock each wait about one lock wait, not one each.
 """
 
 from __future__ import annotations
