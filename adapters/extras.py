@@ -1,7 +1,7 @@
 """How to install what an optional extra brings, read from the installed package's own metadata.
 
 Shell code, used only on the error path of a missing optional package. The command it gives names
-the extra's own requirements (`pip install 'psycopg[binary]<4,>=3.2'`), so it works wherever the
+the extra's own requirements (`pip install 'psycopg[binary]<4,>=3.3'`), so it works wherever the
 package came from (a checkout, a built wheel, an index) and never drifts from `pyproject.toml`.
 """
 

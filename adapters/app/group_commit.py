@@ -7,7 +7,10 @@ returns before the transaction holding its write has committed, so a returned re
 visible to the caller's next read (read-your-writes), exactly as with a transaction of its own.
 
 If any write of a shared transaction fails, the transaction rolls back and each of its writes runs
-again alone (`together.run_together`), so a failure reaches only the caller whose write failed.
+again alone (`together.run_together`), so a failure reaches only the caller whose write failed. A
+transaction that could not begin (the write lock held elsewhere) answers every write in it with that
+error at once (ADR-0061): a caller waits for at most the transaction running when it queued and its
+own, each about one lock wait, however many callers share them.
 
 A leader lets the writers of its last batch queue again before the next one (`_gather`), and runs
 a few batches in a row while writers keep coming (`BATCHES_LED`), so one commit serves them all.
@@ -83,7 +86,9 @@ class GroupCommit:
         """Run what is queued, batch after batch while writers keep queuing, then pass the lead on.
 
         Leading a few batches in a row spares a wake-up per batch; the bound keeps the leader's own
-        call from waiting long (it returns after at most `BATCHES_LED` commits).
+        call from waiting long (it returns after at most `BATCHES_LED` commits). A batch that failed
+        (perhaps after a full lock wait) ends the lead at once: the leader's call never waits for a
+        second batch behind a held lock (ADR-0061).
         """
         for led in range(1, self.BATCHES_LED + 1):
             self._gather()
@@ -95,8 +100,9 @@ class GroupCommit:
             except BaseException:
                 self._pass_lead()
                 raise
+            failed = any(write.error is not None for write in batch)
             with self._lock:
-                if not self._queue or led == self.BATCHES_LED:
+                if not self._queue or led == self.BATCHES_LED or failed:
                     self._pass_lead_locked()
                     return
 

@@ -5,7 +5,9 @@ everything queued, runs it in one transaction and commits once, then hands the w
 callbacks, each with its own outcome, to `deliver` in one call (by default it calls them there, on
 the writer thread; the event-loop scheduler moves them to its loop in one hop). If the shared
 transaction fails, each of its writes runs again alone, so a failure reaches only the caller whose
-write failed. A write is never run after it was submitted and the writer closed: it gets
+write failed; one that could not begin (the write lock held elsewhere) fails them all at once
+(ADR-0061), so no caller waits for the lock longer than the batch before its own and its own. A
+write is never run after it was submitted and the writer closed: it gets
 `StoreError("the store is closed")`.
 
 The thread is a daemon: a host that never closes the store still exits. `close()` finishes what

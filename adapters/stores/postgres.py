@@ -5,7 +5,11 @@ FOR UPDATE`): writers in every process run one at a time, as under SQLite's `BEG
 sequences, dedupe checks and the commit order of events (which the implied cursor facts depend
 on, ADR-0007) are those of one serial history. The stored events and the read models are written in
 that transaction (ADR-0005); the wakes it owes other processes are NOTIFYed in it too, so PostgreSQL
-delivers them only if it commits. Every wait is bounded (connect, lock and statement timeouts).
+delivers them only if it commits. Every wait is bounded (connect, lock and statement timeouts),
+and so is a connection that stops answering (`network_timeout`, ADR-0062): TCP keepalives and
+`tcp_user_timeout` on both ends, a write transaction ended by the server once its client has been
+silent that long (so its write lock is released), and no call waiting longer than
+`statement_timeout + network_timeout` for any one answer.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import orjson
 import psycopg
 from eventsourcing.persistence import Notification
 from psycopg import errors as pg_errors
+from psycopg.abc import PQGen
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import TransactionStatus
 from psycopg.rows import TupleRow
@@ -63,6 +68,7 @@ Connection: TypeAlias = psycopg.Connection[TupleRow]
 Cursor: TypeAlias = psycopg.Cursor[TupleRow]
 
 T = TypeVar("T")
+RV = TypeVar("RV")
 
 _REPLAY_PAGE = 1000
 _LOCK_ATTEMPTS: Final = 4
@@ -71,6 +77,9 @@ _BACKOFF_S: Final = 0.05
 _IDLE_IN_TRANSACTION_S: Final = 60
 """A client that hangs inside a transaction loses it (and the write lock) after this long."""
 _IDLE_CONNECTIONS: Final = 4
+_KEEPALIVE_PROBES: Final = 3
+_POLL_S: Final = 0.1
+"""How often a wait for the server wakes to let an interrupt (Ctrl-C) through, as psycopg's does."""
 _RETRIED_AT_LOCK: Final = (
     pg_errors.LockNotAvailable,  # lock_timeout: another writer held the lock too long
     pg_errors.SerializationFailure,
@@ -79,29 +88,94 @@ _RETRIED_AT_LOCK: Final = (
 _SESSION_EVENTS: Final = (SessionUpserted, SignalRecorded, SessionReset, SessionDeleted)
 
 
+def lock_wait_bound(lock_timeout: float) -> float:
+    """The longest a write waits for the write lock held elsewhere before `StoreError` (ADR-0061).
+
+    Every attempt's `lock_timeout` and the longest jittered backoff between the attempts.
+    """
+    backoff = sum(1.5 * _BACKOFF_S * attempt for attempt in range(1, _LOCK_ATTEMPTS))
+    return _LOCK_ATTEMPTS * lock_timeout + backoff
+
+
 def _millis(seconds: float) -> int:
     return max(1, round(seconds * 1000))
 
 
+def keepalive_timing(network_timeout: float) -> tuple[int, int]:
+    """Seconds of silence before the first TCP keepalive probe, and between probes (3 of them).
+
+    Together at most `network_timeout`, unless that is under 4 s (TCP counts whole seconds, 1 at least).
+    """
+    idle = max(1, int(network_timeout // 2))
+    interval = max(1, int((network_timeout - idle) // _KEEPALIVE_PROBES))
+    return idle, interval
+
+
 def connect_kwargs(url: PostgresUrl, role: str = "") -> dict[str, object]:
-    """The settings of every connection: the schema, and a bound on every wait (ADR-0009).
+    """The settings of every connection: the schema, and a bound on every wait (ADR-0009, ADR-0062).
 
     The URL's own libpq `options` (e.g. `-c synchronous_commit=off`) come first; ours are appended.
-    The application name is the URL's (default `sessionwatch`), plus `role` for the listener.
+    The application name is the URL's (default `sessionwatch`), plus `role` for the listener. TCP
+    keepalives and `tcp_user_timeout` follow `network_timeout` on the client (unless the URL sets
+    libpq's own) and on the server, so a dead peer is found from either end.
     """
+    idle, interval = keepalive_timing(url.network_timeout)
+    user_timeout = _millis(url.network_timeout)
     ours = (
         f"-c search_path={url.schema} -c lock_timeout={_millis(url.lock_timeout)}"
         f" -c statement_timeout={_millis(url.statement_timeout)}"
         f" -c idle_in_transaction_session_timeout={_IDLE_IN_TRANSACTION_S * 1000}"
+        f" -c tcp_keepalives_idle={idle} -c tcp_keepalives_interval={interval}"
+        f" -c tcp_keepalives_count={_KEEPALIVE_PROBES} -c tcp_user_timeout={user_timeout}"
     )
     given = conninfo_to_dict(url.conninfo)
     theirs = given.get("options")
+    client = {
+        "keepalives": 1,
+        "keepalives_idle": idle,
+        "keepalives_interval": interval,
+        "keepalives_count": _KEEPALIVE_PROBES,
+        "tcp_user_timeout": user_timeout,
+    }
     return {
         "autocommit": True,
         "connect_timeout": max(1, round(url.connect_timeout)),
         "application_name": f"{given.get('application_name') or 'sessionwatch'}{role}",
         "options": f"{theirs} {ours}" if theirs else ours,
+        **{name: value for name, value in client.items() if name not in given},
     }
+
+
+def answer_bound(url: PostgresUrl) -> float:
+    """The longest a call waits for any one answer from the server before `StoreError` (ADR-0062).
+
+    The server answers every statement within `statement_timeout` (a lock wait included); a
+    connection silent for `network_timeout` beyond that is dead.
+    """
+    return url.statement_timeout + url.network_timeout
+
+
+class _AnsweringConnection(psycopg.Connection[TupleRow]):
+    """A connection on which no wait for the server lasts longer than `answer_within` (ADR-0062).
+
+    TCP keepalives and `tcp_user_timeout` find a path that drops packets, but not a peer whose
+    kernel still acknowledges them while nothing comes back (a stalled proxy or pooler): this
+    bound does. A wait that reaches it closes the connection (its state is unknown) and raises
+    `OperationalError`, which the store reports as a lost connection.
+    """
+
+    answer_within: float | None = None
+
+    def wait(self, gen: PQGen[RV], interval: float = _POLL_S, timeout: float | None = None) -> RV:
+        limit = timeout if timeout is not None else self.answer_within
+        try:
+            return super().wait(gen, interval, limit)
+        except pg_errors._WaitTimeout:  # noqa: SLF001 - psycopg's own, raised only by a wait's timeout
+            self.pgconn.finish()
+            raise psycopg.OperationalError(
+                f"no answer from the server within {limit:g} s (statement_timeout + network_timeout);"
+                " the connection was closed"
+            ) from None
 
 
 def _redacted(message: str, conninfo: str) -> str:
@@ -133,12 +207,19 @@ def _raise_redacted(exc: psycopg.Error, conninfo: str) -> NoReturn:
     raise type(exc)(clean) from None  # the original, which quotes the password, is not chained
 
 
-def _connect(conninfo: str, **kwargs: object) -> Connection:
-    """`psycopg.connect`, whose errors never carry the URL's password."""
+def _connect(conninfo: str, settings: dict[str, object], answer_within: float | None = None) -> Connection:
+    """`psycopg.connect`, whose errors never carry the URL's password.
+
+    With `answer_within`, no wait for the server on the connection lasts longer (`_AnsweringConnection`).
+    """
     try:
-        return psycopg.connect(conninfo, **kwargs)  # type: ignore[arg-type]
+        if answer_within is None:
+            return psycopg.connect(conninfo, **settings)  # type: ignore[arg-type]
+        conn = _AnsweringConnection.connect(conninfo, **settings)  # type: ignore[arg-type]
     except psycopg.Error as exc:
         _raise_redacted(exc, conninfo)
+    conn.answer_within = answer_within
+    return conn
 
 
 class _Connections:
@@ -152,6 +233,7 @@ class _Connections:
     def __init__(self, url: PostgresUrl) -> None:
         self._conninfo = url.conninfo
         self._kwargs = connect_kwargs(url)
+        self._answer_within = answer_bound(url)
         self._idle: list[Connection] = []
         self._lock = threading.Lock()
         self._closed = False
@@ -163,7 +245,7 @@ class _Connections:
                 raise StoreError("the store is closed")
             if self._idle:
                 return self._idle.pop()
-        return _connect(self._conninfo, **self._kwargs)
+        return _connect(self._conninfo, self._kwargs, self._answer_within)
 
     def give_back(self, conn: Connection) -> None:
         """Keep a healthy idle connection; close anything else."""
@@ -236,6 +318,9 @@ class PostgresSignalStore:
         except psycopg.Error as exc:  # libpq cannot parse the URL; its message may quote the password
             raise InvalidStoreUrl(f"url: {_redacted(str(exc), url.conninfo).strip()}") from None
         self._listener: PostgresWakeListener | None = None
+        self._begin = f"BEGIN; SET LOCAL idle_in_transaction_session_timeout = {_millis(url.network_timeout)}"
+        """A write's begin: the server ends it, and frees the write lock, once its client is silent
+        for `network_timeout` (ADR-0062); other transactions keep the longer idle limit."""
         self.lock_retries = 0
         """How often a writer of this store found the write lock held past `lock_timeout` and retried."""
         try:
@@ -310,7 +395,7 @@ class PostgresSignalStore:
             conn = self._connections.take()
             try:
                 with conn.cursor() as c:
-                    c.execute("BEGIN")
+                    c.execute(self._begin)
                     c.execute(sql.LOCK_AND_READ_COUNTER)
                     return conn, int(one(c)[0])
             except BaseException as exc:
@@ -534,10 +619,11 @@ class PostgresSignalStore:
         self._listener = listener
 
     def _listener_connection(self) -> Connection:
-        """The listener's own connection, with TCP keepalives: a LISTEN may be quiet for hours."""
-        kwargs = connect_kwargs(self.url, "-listener")
-        keepalives = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
-        return _connect(self.url.conninfo, **kwargs, **keepalives)
+        """The listener's own connection, with no bound on its waits: a LISTEN may be quiet for hours.
+
+        TCP keepalives (every connection's, after `network_timeout` of silence) find a dead peer.
+        """
+        return _connect(self.url.conninfo, connect_kwargs(self.url, "-listener"))
 
     @property
     def listener(self) -> PostgresWakeListener | None:

@@ -1,7 +1,8 @@
 """Store URLs: `memory://`, `sqlite:///rel.db`, `postgresql://user@host:5432/db`.
 
 SQLite takes `?synchronous=normal|full`; PostgreSQL takes `?schema=`, `lock_timeout=`,
-`statement_timeout=` and `connect_timeout=` (seconds), and passes every other parameter to libpq.
+`statement_timeout=`, `connect_timeout=` and `network_timeout=` (seconds), and passes every other
+parameter to libpq.
 
 No URL means `$SESSIONWATCH_URL`, else the SQLite file `./sessionwatch.db`. A plain path with no
 scheme is a SQLite file too, for the CLI's convenience. Parsing never connects to anything.
@@ -22,7 +23,7 @@ DEFAULT_SCHEMA = "sessionwatch"
 """The PostgreSQL schema of a URL without `?schema=`: its own, so no host table is ever touched."""
 
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-_TIMEOUTS = {"lock_timeout": 5.0, "statement_timeout": 30.0, "connect_timeout": 10.0}
+_TIMEOUTS = {"lock_timeout": 5.0, "statement_timeout": 30.0, "connect_timeout": 10.0, "network_timeout": 10.0}
 """sessionwatch's own query parameters (seconds) and their defaults; the rest go to libpq."""
 
 
@@ -40,6 +41,10 @@ class PostgresUrl:
     lock_timeout: float = _TIMEOUTS["lock_timeout"]
     statement_timeout: float = _TIMEOUTS["statement_timeout"]
     connect_timeout: float = _TIMEOUTS["connect_timeout"]
+    network_timeout: float = _TIMEOUTS["network_timeout"]
+    """How long a connection may go silent before it counts as dead (ADR-0062): TCP keepalives and
+    `tcp_user_timeout` on both ends, a write transaction's idle limit on the server, and, added to
+    `statement_timeout`, the longest a call waits for any one answer from the server."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +87,7 @@ def parse_url(url: str | None) -> StoreUrl:
 
 
 def _postgres_url(text: str) -> PostgresUrl:
-    """`postgresql://` or `postgres://`; `schema`, `lock_timeout`, `statement_timeout`, `connect_timeout`.
+    """`postgresql://` or `postgres://`; `schema` and the timeouts (`lock_timeout`, ..., `network_timeout`).
 
     Timeouts are seconds (> 0: no wait is ever unbounded); every other query parameter is libpq's.
     """

@@ -15,12 +15,18 @@ fault. Once it clears, the same `SessionWatch` records again (no reopen), every 
 there, and the audit is clean. A deleted file never clears: every write fails until the host reopens,
 and no empty database is made in its place. On PostgreSQL: the write lock held by another session
 past `lock_timeout`, and the store's session terminated (`pg_terminate_backend`) inside a write
-transaction and while it waits for the write lock.
+transaction and while it waits for the write lock, and its network path stalled (a proxy that stops
+forwarding) inside a write transaction. On both stores and both façades: callers sharing a
+transaction behind another connection's write lock each wait about one lock wait, not one each.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import functools
 import logging
+import math
 import os
 import shutil
 import sqlite3
@@ -32,15 +38,20 @@ from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
 from auditing import assert_audit_clean
-from stores import PG_URL, admin, needs_postgres, postgres_url, with_query
+from facades import BlockingWatch, on_loop
+from freezable_proxy import FreezableProxy
+from stores import FILE_STORES, PG_URL, admin, needs_postgres, postgres_url, with_query
 
 import sessionwatch
 from sessionwatch import Actor, SessionWatch, Signal, SignalInput, StoreError
+from sessionwatch.adapters.stores import sqlite as sqlite_store
+from sessionwatch.adapters.stores.postgres import lock_wait_bound
 from sessionwatch.adapters.stores.sqlite import SqliteSignalStore
 from sessionwatch.adapters.stores.urls import parse_url
 from sessionwatch.testing import FakeClock
@@ -500,3 +511,198 @@ def test_a_postgres_session_terminated_while_waiting_for_the_write_lock_is_repla
         assert signal.sequence == acknowledged[-1] + 1
         acknowledged.append(signal.sequence)
         assert_history(watch, acknowledged)
+
+
+# ------------------------------------------------------------- many callers behind a held write lock
+
+CALLERS = 4
+"""Callers sharing transactions behind another connection's write lock: half strict, half producers."""
+SQLITE_LOCK_TIMEOUT_S = 1
+PG_LOCK_TIMEOUT_S = 0.5
+WAIT_MARGIN = 2.5
+"""A caller waits for at most the batch it queued behind and its own (ADR-0061): twice the lock wait,
+with room for a loaded machine. Before ADR-0061 the callers of one failed batch waited about
+(batch size + 1) lock waits, each write re-run alone against the same held lock."""
+
+
+class _QuickLockSqliteStore(SqliteSignalStore):
+    """The SQLite store with a 1 s busy timeout, as the URL cannot set one."""
+
+    def __init__(self, path: str | Path, **options: Any) -> None:
+        super().__init__(path, lock_timeout=SQLITE_LOCK_TIMEOUT_S, **options)
+
+
+@contextmanager
+def sqlite_write_lock_held(path: Path) -> Iterator[None]:
+    lock = WriteLockHeld(path)
+    lock.inject()
+    try:
+        yield
+    finally:
+        lock.clear()
+
+
+def strict_call(key: str) -> Callable[[Any], Any]:
+    return lambda w: w.record(key, kind="goal_changed", actor=Actor.system(), summary="goal updated")
+
+
+def producer_call(key: str) -> Callable[[Any], Any]:
+    return lambda w: w.record_human_message(key, channel=CHANNEL)
+
+
+def timed_callers(watch: Any, calls: list[Callable[[Any], Any]]) -> list[tuple[float, object]]:
+    """Each call's seconds and outcome (its value or its exception), all started together.
+
+    Threads on the sync façade; coroutines gathered on the loop on the asyncio façade.
+    """
+    if isinstance(watch, BlockingWatch):
+
+        async def one(call: Callable[[Any], Any]) -> tuple[float, object]:
+            started = time.monotonic()
+            try:
+                outcome: object = await call(watch.facade)
+            except Exception as exc:  # noqa: BLE001 - the outcome under test
+                outcome = exc
+            return time.monotonic() - started, outcome
+
+        async def together() -> list[tuple[float, object]]:
+            return list(await asyncio.gather(*(one(call) for call in calls)))
+
+        return on_loop(together())
+    results: list[tuple[float, object]] = [(math.inf, None)] * len(calls)
+    start = threading.Barrier(len(calls))
+
+    def run(index: int) -> None:
+        start.wait()
+        started = time.monotonic()
+        try:
+            outcome: object = calls[index](watch)
+        except Exception as exc:  # noqa: BLE001 - the outcome under test
+            outcome = exc
+        results[index] = (time.monotonic() - started, outcome)
+
+    threads = [threading.Thread(target=run, args=(index,)) for index in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(JOIN_TIMEOUT_S)
+    assert not any(thread.is_alive() for thread in threads), "a caller never returned"
+    return results
+
+
+@pytest.mark.usefixtures("through_each_facade")
+@pytest.mark.parametrize("store", FILE_STORES)
+def test_callers_sharing_a_transaction_wait_about_one_lock_wait_behind_a_held_lock_not_one_each(
+    store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with contextlib.ExitStack() as stack:
+        if store == "sqlite":
+            monkeypatch.setattr(sqlite_store, "SqliteSignalStore", _QuickLockSqliteStore)
+            path = tmp_path / "state.db"
+            url = f"sqlite:///{path}"
+            bound = float(SQLITE_LOCK_TIMEOUT_S)  # SQLite's busy timeout, one attempt
+            hold: Callable[[], contextlib.AbstractContextManager[None]] = functools.partial(
+                sqlite_write_lock_held, path
+            )
+        else:
+            base = stack.enter_context(postgres_url("sw_faults"))
+            url = with_query(base, lock_timeout=str(PG_LOCK_TIMEOUT_S))
+            bound = lock_wait_bound(PG_LOCK_TIMEOUT_S)  # every attempt's lock_timeout and the backoffs
+            hold = functools.partial(pg_write_lock_held, base)
+        watch = stack.enter_context(sessionwatch.open(url, clock=FakeClock()))
+        keys = [f"agent:main:subagent:w{index}" for index in range(CALLERS)]
+        watch.upsert_session(MANAGER)
+        for key in keys:
+            watch.upsert_session(key)
+            watch.watch(MANAGER, key)  # a producer on a watched session records, or returns None on failure
+        assert isinstance(producer_call(keys[1])(watch), Signal)
+        calls = [(strict_call if index % 2 == 0 else producer_call)(key) for index, key in enumerate(keys)]
+        with hold():
+            results = timed_callers(watch, calls)
+        waited = [round(seconds, 2) for seconds, _ in results]
+        outcomes = [type(outcome).__name__ for _, outcome in results]
+        assert outcomes == ["StoreError", "NoneType"] * (CALLERS // 2), (outcomes, waited)
+        assert max(waited) < WAIT_MARGIN * bound, f"seconds per caller {waited}, lock wait {bound:.2f} s"
+        assert isinstance(strict_call(keys[0])(watch), Signal)  # the lock released, recording resumes
+
+
+# ------------------------------------------------------------- a PostgreSQL path that stops answering
+
+STATEMENT_TIMEOUT_S = 1
+NETWORK_TIMEOUT_S = 1
+ANSWER_MARGIN = 1.5
+"""A call on a silent connection fails within statement_timeout + network_timeout (ADR-0062), with
+room for a loaded machine. Before ADR-0062 it waited until the path answered again."""
+
+
+class FreezingClock(FakeClock):
+    """A clock that, once armed, freezes the proxy the next time it is read (inside a drain's write)."""
+
+    def __init__(self, proxy: FreezableProxy) -> None:
+        super().__init__()
+        self.proxy = proxy
+        self.armed = False
+
+    def now(self) -> datetime:
+        if self.armed:
+            self.armed = False
+            self.proxy.freeze()
+        return super().now()
+
+
+def through(proxy: FreezableProxy, url: str) -> str:
+    """`url` with its host and port replaced by the proxy's."""
+    parts = urlsplit(url)
+    user = f"{parts.username}@" if parts.username else ""
+    return urlunsplit(parts._replace(netloc=f"{user}127.0.0.1:{proxy.port}"))
+
+
+@needs_postgres
+def test_a_postgres_connection_that_stops_answering_fails_its_writer_in_bounded_time_and_frees_the_lock(
+    pg_url: str,
+) -> None:
+    server = urlsplit(PG_URL)
+    with FreezableProxy((server.hostname or "127.0.0.1", server.port or 5432)) as proxy:
+        url = with_query(
+            through(proxy, pg_url),
+            statement_timeout=str(STATEMENT_TIMEOUT_S),
+            network_timeout=str(NETWORK_TIMEOUT_S),
+        )
+        bound = STATEMENT_TIMEOUT_S + NETWORK_TIMEOUT_S  # the documented bound on any one answer
+        clock = FreezingClock(proxy)
+        outcome: list[tuple[float, object]] = []
+        with (
+            sessionwatch.open(url, clock=clock) as watch,
+            sessionwatch.open(pg_url, clock=FakeClock()) as other,
+        ):
+            acknowledged = given_acknowledged_history(watch)
+
+            def drain() -> None:
+                started = time.monotonic()
+                try:
+                    result: object = watch.drain(MANAGER)
+                except Exception as exc:  # noqa: BLE001 - the outcome under test
+                    result = exc
+                outcome.append((time.monotonic() - started, result))
+
+            clock.armed = True  # the drain's write transaction holds the write lock when its path stalls
+            writer = threading.Thread(target=drain, daemon=True)
+            writer.start()
+            writer.join(3 * bound)
+            try:
+                assert not writer.is_alive(), f"the drain still waits after {3 * bound:g} s"
+                ((seconds, result),) = outcome
+                assert isinstance(result, StoreError), result
+                assert seconds < ANSWER_MARGIN * bound, f"failed after {seconds:.2f} s, bound {bound:g} s"
+                started = time.monotonic()
+                after = goal(other)  # another writer: the server ended the silent transaction and its lock
+                waited = time.monotonic() - started
+            finally:
+                proxy.thaw()
+                proxy.close()
+                writer.join(JOIN_TIMEOUT_S)
+            assert after.sequence == acknowledged[-1] + 1, "the stalled drain committed nothing"
+            assert waited < bound, f"the other writer waited {waited:.2f} s"
+            assert [(n.target, n.last_seen) for n in other.pending_notices(MANAGER)] == [
+                (WORKER, acknowledged[0])
+            ]

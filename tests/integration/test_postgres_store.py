@@ -27,8 +27,8 @@ from stores import PG_URL, admin, needs_postgres, postgres_url, with_query
 import sessionwatch
 from sessionwatch import Actor, InvalidStoreUrl, SessionWatch, Signal, StoreError
 from sessionwatch.adapters.extras import install_hint
-from sessionwatch.adapters.stores.postgres import PostgresSignalStore
-from sessionwatch.adapters.stores.urls import DEFAULT_SCHEMA, parse_url
+from sessionwatch.adapters.stores.postgres import PostgresSignalStore, connect_kwargs
+from sessionwatch.adapters.stores.urls import DEFAULT_SCHEMA, PostgresUrl, parse_url
 
 WORKER = "agent:main:worker"
 WATCHER = "agent:main:coordinator"
@@ -67,6 +67,32 @@ def test_postgresql_urls_name_a_schema_and_bound_every_wait() -> None:
     assert parsed.postgres.conninfo == "postgresql://u@db.example:6432/gw?sslmode=require"
 
 
+def test_every_connection_finds_a_dead_peer_within_network_timeout_from_either_end() -> None:
+    parsed = parse_url("postgresql://u@db/gw?network_timeout=12").postgres
+    assert parsed is not None
+    assert parsed.network_timeout == 12.0
+    settings = connect_kwargs(parsed)
+    idle, interval, probes = (settings[f"keepalives_{name}"] for name in ("idle", "interval", "count"))
+    assert (settings["keepalives"], settings["tcp_user_timeout"]) == (1, 12_000)
+    assert isinstance(idle, int)
+    assert isinstance(interval, int)
+    assert isinstance(probes, int)
+    assert idle + interval * probes <= 12  # the client's probes give up within network_timeout
+    server = f"-c tcp_keepalives_idle={idle} -c tcp_keepalives_interval={interval}"
+    assert f"{server} -c tcp_keepalives_count={probes} -c tcp_user_timeout=12000" in str(settings["options"])
+    default = PostgresUrl("postgresql://u@db/gw", network_timeout=10.0)
+    assert parse_url("postgresql://u@db/gw").postgres == default
+
+
+def test_libpq_keepalive_settings_in_the_url_are_kept() -> None:
+    parsed = parse_url("postgresql://u@db/gw?keepalives_idle=60&tcp_user_timeout=90000").postgres
+    assert parsed is not None
+    settings = connect_kwargs(parsed)
+    assert "keepalives_idle" not in settings
+    assert "tcp_user_timeout" not in settings
+    assert settings["keepalives_interval"] == 1  # the ones it does not set still follow network_timeout
+
+
 def test_without_a_schema_parameter_the_store_has_a_schema_of_its_own() -> None:
     parsed = parse_url("postgresql://u@host/db").postgres
 
@@ -85,6 +111,7 @@ def test_without_a_schema_parameter_the_store_has_a_schema_of_its_own() -> None:
         "postgresql://u@host/db?statement_timeout=-1",
         "postgresql://u@host/db?connect_timeout=soon",
         "postgresql://u@host/db?lock_timeout=inf",
+        "postgresql://u@host/db?network_timeout=0",
     ],
 )
 def test_a_postgresql_url_that_cannot_be_understood_is_refused_before_connecting(url: str) -> None:
@@ -138,6 +165,20 @@ def test_every_connection_runs_in_the_schema_with_the_url_timeouts(url: str) -> 
         )
         settings = store._read(lambda c: c.execute(query).fetchone())
     assert settings == (schema_of(url), "1500ms", "20s", "1min")
+
+
+@needs_postgres
+def test_every_connection_has_the_keepalives_on_the_server_too_and_a_write_a_short_idle_limit(
+    url: str,
+) -> None:
+    with sessionwatch.open(with_query(url, network_timeout="4")) as watch:
+        store = watch.store
+        assert isinstance(store, PostgresSignalStore)
+        query = "SELECT current_setting('tcp_user_timeout'), current_setting('tcp_keepalives_idle')"
+        assert store._read(lambda c: c.execute(query).fetchone()) == ("4000", "2")  # milliseconds, seconds
+        with store.write() as tx:
+            tx.raw.execute("SELECT current_setting('idle_in_transaction_session_timeout')")
+            assert tx.raw.fetchone() == ("4s",)  # the server ends a silent write, and frees its lock
 
 
 @needs_postgres

@@ -15,22 +15,39 @@ from typing import Any, cast
 import pytest
 
 from sessionwatch.adapters.app.group_commit import GroupCommit
-from sessionwatch.adapters.stores.port import SignalStore, WriteTransaction
+from sessionwatch.adapters.stores.port import SignalStore, StoreError, WriteTransaction
 
 WAIT_S = 10
 
 
 class FakeStore:
-    """Transactions are lists; a committed one joins `committed`; `fail_commit` fails the next commit."""
+    """Transactions are lists; a committed one joins `committed`; `fail_commit` fails the next commit.
+
+    `fail_begin` transactions from the next one on cannot begin (the write lock held elsewhere):
+    `write()` raises `StoreError` before its block runs, once `begin_gate` (if any) is set.
+    """
 
     def __init__(self) -> None:
         self.committed: list[list[str]] = []
         self.fail_commit = False
+        self.fail_begin = 0
+        self.begin_gate: threading.Event | None = None
+        self.begun = 0
+        self.refused_on: list[int] = []  # the thread of each transaction that could not begin
+        self.committed_on: list[int] = []  # the thread that ran each transaction that began
 
     @contextmanager
     def write(self) -> Iterator[list[str]]:
+        if self.fail_begin:
+            if self.begin_gate is not None:
+                assert self.begin_gate.wait(WAIT_S), "the gate never opened"
+            self.fail_begin -= 1
+            self.refused_on.append(threading.get_ident())
+            raise StoreError("LockNotAvailable: canceling statement due to lock timeout")
+        self.begun += 1
         tx: list[str] = []
         yield tx
+        self.committed_on.append(threading.get_ident())
         if self.fail_commit:
             self.fail_commit = False
             raise OSError("disk full")
@@ -52,16 +69,18 @@ def writing(name: str, *, fail: bool = False) -> Callable[[WriteTransaction], st
 
 
 def run_queued_behind_a_blocked_leader(
-    writes: GroupCommit, others: dict[str, Callable[[WriteTransaction], str]]
+    writes: GroupCommit,
+    others: dict[str, Callable[[WriteTransaction], str]],
+    leader: Callable[[WriteTransaction], str] | None = None,
 ) -> dict[str, Any]:
     """The leader's write waits until every other writer has queued; returns each writer's outcome."""
     queued = threading.Event()
     outcomes: dict[str, Any] = {}
+    leaders_own = leader or writing("leader")
 
     def leader_work(tx: WriteTransaction) -> str:
         assert queued.wait(WAIT_S), "the other writers never queued"
-        cast("list[str]", tx).append("leader")
-        return "leader done"
+        return leaders_own(tx)
 
     def call(name: str, work: Callable[[WriteTransaction], str]) -> None:
         try:
@@ -69,8 +88,8 @@ def run_queued_behind_a_blocked_leader(
         except Exception as exc:  # noqa: BLE001 - the outcome under test
             outcomes[name] = exc
 
-    leader = threading.Thread(target=call, args=("leader", leader_work))
-    leader.start()
+    leading = threading.Thread(target=call, args=("leader", leader_work))
+    leading.start()
     while not writes._leading:  # the leader holds the lead before anyone else arrives
         threading.Event().wait(0.001)
     threads = [threading.Thread(target=call, args=item) for item in others.items()]
@@ -79,7 +98,7 @@ def run_queued_behind_a_blocked_leader(
     while len(writes._queue) < len(others):
         threading.Event().wait(0.001)
     queued.set()
-    for thread in [leader, *threads]:
+    for thread in [leading, *threads]:
         thread.join(WAIT_S)
         assert not thread.is_alive(), "a writer never returned"
     return outcomes
@@ -128,6 +147,76 @@ def test_a_failed_commit_is_retried_one_by_one() -> None:
     assert isinstance(outcomes["b"], OSError)
     assert outcomes["c"] == "c done"
     assert store.committed[-1] == ["c"]
+
+
+def test_a_shared_transaction_that_cannot_begin_fails_every_write_at_once_none_runs_alone() -> None:
+    store = FakeStore()
+    writes = group(store)
+
+    def lock_the_next_transaction_out(tx: WriteTransaction) -> str:
+        store.fail_begin = 1  # only the next begin fails: a write re-run alone would commit
+        return writing("leader")(tx)
+
+    outcomes = run_queued_behind_a_blocked_leader(
+        writes, {n: writing(n) for n in ("b", "c", "d")}, leader=lock_the_next_transaction_out
+    )
+    assert outcomes["leader"] == "leader done"
+    refused = [outcomes[name] for name in ("b", "c", "d")]
+    assert [type(outcome) for outcome in refused] == [StoreError] * 3, refused
+    assert len({id(outcome) for outcome in refused}) == 3, "each caller raises an exception of its own"
+    assert store.committed == [["leader"]]
+    assert store.begun == 1  # the leader's: after the shared one could not begin, none ran alone
+
+
+def test_writes_re_run_alone_stop_at_the_first_that_cannot_begin() -> None:
+    store = FakeStore()
+    writes = group(store)
+
+    def fail_and_lock_the_next_transaction_out(_tx: WriteTransaction) -> str:
+        store.fail_begin = 1  # the first write re-run alone finds the lock held
+        raise ValueError("b refused")
+
+    outcomes = run_queued_behind_a_blocked_leader(
+        writes, {"b": fail_and_lock_the_next_transaction_out, "c": writing("c"), "d": writing("d")}
+    )
+    refused = [outcomes[name] for name in ("b", "c", "d")]
+    assert [type(outcome) for outcome in refused] == [StoreError] * 3, refused
+    assert store.committed == [["leader"]]
+    assert store.begun == 2  # the leader's and the shared one: nothing ran alone after the refusal
+
+
+def test_a_batch_that_cannot_begin_fails_together_and_its_leader_hands_on_the_lead() -> None:
+    store = FakeStore()
+    writes = group(store)
+    store.fail_begin = 1
+    store.begin_gate = threading.Event()
+    outcomes: dict[str, Any] = {}
+
+    def call(name: str) -> None:
+        try:
+            outcomes[name] = writes.run(writing(name))
+        except Exception as exc:  # noqa: BLE001 - the outcome under test
+            outcomes[name] = exc
+
+    leader = threading.Thread(target=call, args=("a",))
+    leader.start()
+    while not (writes._leading and not writes._queue):  # the leader took its batch and waits
+        threading.Event().wait(0.001)
+    others = [threading.Thread(target=call, args=(name,)) for name in ("b", "c")]
+    for thread in others:
+        thread.start()
+    while len(writes._queue) < len(others):
+        threading.Event().wait(0.001)
+    store.begin_gate.set()  # the leader's transaction fails to begin: the lock was held
+    for thread in [leader, *others]:
+        thread.join(WAIT_S)
+        assert not thread.is_alive(), "a writer never returned"
+    assert isinstance(outcomes["a"], StoreError)
+    assert (outcomes["b"], outcomes["c"]) == ("b done", "c done")
+    assert store.committed == [["b", "c"]]  # the queued writers' batch, led by one of them
+    assert store.refused_on == [leader.ident]
+    assert store.committed_on != [leader.ident]  # the failed batch ended the lead: its caller returned
+    assert not writes._leading
 
 
 def test_a_lone_failing_write_raises_to_its_caller() -> None:
