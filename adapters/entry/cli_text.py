@@ -22,6 +22,7 @@ from sessionwatch.adapters.stores.urls import ENV_URL
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal
 from sessionwatch.domain.recording import check_signal
 from sessionwatch.domain.signals import Actor
+from sessionwatch.domain.text import one_line as one_line  # noqa: PLC0414 - kept where the commands import it
 from sessionwatch.projections.audit import VIOLATION_KINDS
 from sessionwatch.projections.models import Cursor, SessionRow, SessionStatus, Signal
 
@@ -36,12 +37,6 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a closed pipe
 
 class CliError(Exception):
     """Bad usage or input found by the command line itself; the message is the whole line."""
-
-
-def one_line(message: str) -> str:
-    """The message as one printable line: control and unencodable characters are escaped."""
-    text = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in message).strip()
-    return text or "unknown error"
 
 
 _FIELD_FLAGS = {
