@@ -24,7 +24,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from urllib.parse import quote
 
-from sessionwatch.adapters.stores.urls import InvalidStoreUrl, parse_url
 from sessionwatch.domain.text import one_line
 from sessionwatch.integrations import claude_code_socket as handoff
 from sessionwatch.integrations.claude_code_keys import (
@@ -55,7 +54,15 @@ FOLLOWING = "transcript"
 
 
 def sqlite_file(url: str | None) -> Path | None:
-    """The SQLite file of a store URL; None for any other store (or a URL the store would refuse)."""
+    """The SQLite file of a store URL; None for any other store (or a URL the store would refuse).
+
+    A plain path (the hook's default: `sessionwatch.db` in the project) is a SQLite file, as
+    `parse_url` says; anything else is parsed by `parse_url` itself, loaded only then.
+    """
+    if url is not None and url.strip() and "://" not in url:
+        return Path(url)
+    from sessionwatch.adapters.stores.urls import InvalidStoreUrl, parse_url  # noqa: PLC0415
+
     try:
         parsed = parse_url(url)
     except InvalidStoreUrl:

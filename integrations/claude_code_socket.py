@@ -2,8 +2,8 @@
 
 Standard library only. `sessionwatch claude-code mcp` (the server Claude Code keeps running for a
 session) listens on a Unix socket named after the session: `cc-<16 hex digits>.sock` in a folder
-only the user can open, `$XDG_RUNTIME_DIR/sessionwatch` when that variable names a folder of the
-user's, else `sessionwatch-<uid>` in the system's temporary folder. The folder must be the user's,
+only the user can open: `$XDG_RUNTIME_DIR/sessionwatch` when that variable is an absolute path,
+else `sessionwatch-<uid>` in `$TMPDIR` (when absolute) or `/tmp`. The folder must be the user's,
 a real folder, mode 0700 (nobody else may enter it); the socket is made mode 0600; each end checks
 the other's user id (`SO_PEERCRED`). A folder that fails a check is never used: the hook then does
 its work in its own process, as it does when no server answers.
@@ -23,11 +23,9 @@ import socket
 import stat
 import struct
 import sys
-import tempfile
-import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 FOLDER_NAME = "sessionwatch"
 REQUEST_LIMIT = 64 * 1024 * 1024
@@ -44,8 +42,7 @@ class Unanswered(Exception):  # noqa: N818 - a state, not a failure: the hook wo
     """No server took the request (none listens, the folder is not private, the peer is not the user)."""
 
 
-@dataclass(frozen=True)
-class Answer:
+class Answer(NamedTuple):
     """What a server answered: the hook's stdout text and its log lines."""
 
     output: str
@@ -57,7 +54,8 @@ def socket_folder(environ: Mapping[str, str]) -> Path:
     runtime = environ.get("XDG_RUNTIME_DIR", "")
     if runtime and Path(runtime).is_absolute():
         return Path(runtime) / FOLDER_NAME
-    return Path(tempfile.gettempdir()) / f"{FOLDER_NAME}-{os.getuid()}"
+    temporary = environ.get("TMPDIR", "")  # not `tempfile`: it costs the hook more than all of this module
+    return Path(temporary if Path(temporary).is_absolute() else "/tmp") / f"{FOLDER_NAME}-{os.getuid()}"  # noqa: S108
 
 
 def socket_path(folder: Path, agent_id: str, session_id: str) -> Path:
@@ -165,6 +163,8 @@ class HookListener:
         os.chmod(path, 0o600)  # noqa: PTH101 - the socket file itself, right after bind
         self._inode = path.stat().st_ino
         self._server.listen(8)
+        import threading  # noqa: PLC0415 - the server's only: the hook's front end never loads it
+
         self._thread = threading.Thread(target=self._accept, name="sessionwatch-hook-socket", daemon=True)
         self._thread.start()
 
@@ -174,6 +174,8 @@ class HookListener:
                 connection, _ = self._server.accept()
             except OSError:  # closed
                 return
+            import threading  # noqa: PLC0415
+
             threading.Thread(
                 target=self._answer, args=(connection,), name="sessionwatch-hook", daemon=True
             ).start()
