@@ -23,6 +23,7 @@ from bench import (
     fanout,
     floor,
     head,
+    hook,
     pg_record,
     prune,
     reconcile,
@@ -46,6 +47,7 @@ WORKLOADS: tuple[tuple[str, Callable[[Mode], list[Result]]], ...] = (
     (prune.NAME, prune.run),
     (audit.NAME, audit.run),
     (soak.NAME, soak.run),
+    (hook.NAME, hook.run),
 )
 
 
@@ -82,7 +84,8 @@ def main() -> None:
         " fan-scale: time(1,000) / time(100);\n"
         "       flat (the soak, sessionwatch alone, in a child process; setting = signals recorded):"
         " signals retained right after a prune, size(end) / size(half-way), peak RSS;\n"
-        "       loop-lag: p99 lateness of a 1 ms ticker on the loop of concurrent-async"
+        "       loop-lag: p99 lateness of a 1 ms ticker on the loop of concurrent-async;\n"
+        "       hook-*, start-*: the hook's median time / the interpreter's (python -I -c pass; smaller is better)"
     )
     path = write_results("run", everything, mode)
     print(f"results: {path}")
