@@ -202,6 +202,9 @@ def measure(name: str, run_once: Callable[[], None], prepare: Callable[[], None]
     """RUNS timed runs, each after a timed floor run (and an untimed `prepare`): medians and ratio."""
     floors: list[float] = []
     runs: list[float] = []
+    if prepare is not None:
+        prepare()
+    run_once()  # a warm-up (a fresh checkout compiles its modules at its first run)
     for _ in range(RUNS):
         if prepare is not None:
             prepare()

@@ -85,7 +85,7 @@ def main() -> None:
         "       flat (the soak, sessionwatch alone, in a child process; setting = signals recorded):"
         " signals retained right after a prune, size(end) / size(half-way), peak RSS;\n"
         "       loop-lag: p99 lateness of a 1 ms ticker on the loop of concurrent-async;\n"
-        "       hook-*, start-*: the hook's median time / the interpreter's (python -I -c pass; smaller is better)"
+        "       hook-*, start-*: the hook's median time / python -I -c pass's (smaller is better)"
     )
     path = write_results("run", everything, mode)
     print(f"results: {path}")
