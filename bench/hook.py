@@ -38,7 +38,7 @@ from pathlib import Path
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # `python bench/hook.py` finds `bench.*`
 
 import sessionwatch
-from bench.harness import Mode, Result, Target, fresh_dir, run_script
+from bench.harness import Mode, Result, Target, format_row, fresh_dir, run_script
 from sessionwatch import Actor, SignalKind
 from sessionwatch.integrations import claude_code
 
@@ -213,7 +213,9 @@ def measure(name: str, run_once: Callable[[], None], prepare: Callable[[], None]
     floor, hook = statistics.median(floors), statistics.median(runs)
     target = TARGETS[name]
     ratio = hook / floor
-    return Result(name, "sqlite", "ms", floor, hook, ratio, target, target.met(ratio, hook), floors, runs)
+    result = Result(name, "sqlite", "ms", floor, hook, ratio, target, target.met(ratio, hook), floors, runs)
+    print(format_row(result), file=sys.stderr, flush=True)  # as it is measured (run.py prints the table)
+    return result
 
 
 def run(mode: Mode) -> list[Result]:  # noqa: ARG001 - 15 runs in every mode
