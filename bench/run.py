@@ -24,6 +24,7 @@ from bench import (
     fanout,
     floor,
     head,
+    hook,
     import_history,
     pg_record,
     prune,
@@ -50,6 +51,7 @@ WORKLOADS: tuple[tuple[str, Callable[[Mode], list[Result]]], ...] = (
     (import_history.NAME, import_history.run),  # against a snapshot of main before issue 30
     (soak.NAME, soak.run),
     (cli.NAME, cli.run),  # fresh processes against `python -I -c pass`, the interpreter floor
+    (hook.NAME, hook.run),  # likewise, the Claude Code hook
 )
 
 
@@ -87,7 +89,8 @@ def main() -> None:
         "       cli: a command line's wall time / `python -I -c pass`'s in the same rounds (target <=);\n"
         "       flat (the soak, sessionwatch alone, in a child process; setting = signals recorded):"
         " signals retained right after a prune, size(end) / size(half-way), peak RSS;\n"
-        "       loop-lag: p99 lateness of a 1 ms ticker on the loop of concurrent-async"
+        "       loop-lag: p99 lateness of a 1 ms ticker on the loop of concurrent-async;\n"
+        "       hook-*, start-*: the hook's median time / python -I -c pass's (smaller is better)"
     )
     path = write_results("run", everything, mode)
     print(f"results: {path}")

@@ -12,3 +12,9 @@ paragraph separators (Zl, Zp): none may appear in anything sessionwatch stores."
 def has_control_character(text: str) -> bool:
     """True when `text` holds a control character, a lone surrogate or a line/paragraph break."""
     return _FORBIDDEN.search(text) is not None
+
+
+def one_line(message: str) -> str:
+    """The message as one printable line: control and unencodable characters are escaped."""
+    text = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in message).strip()
+    return text or "unknown error"

@@ -30,10 +30,8 @@ No Claude Code package is needed: this module only reads JSON and the environmen
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Literal
@@ -44,25 +42,50 @@ from sessionwatch.adapters.stores.urls import parse_url
 from sessionwatch.domain.keys import check_key, resolve_identity
 from sessionwatch.domain.text import has_control_character
 from sessionwatch.integrations import claude_code_follow as follow
+from sessionwatch.integrations.claude_code_keys import (
+    HOST_PART,
+    PROJECT_DIR_VARIABLE,
+    SESSION_ID_VARIABLE,
+    STORE_FILE,
+    STORE_VARIABLE,
+    HookInputError,
+    checked_session_id,
+    natural_key,
+    project_agent_id,
+    project_dir,
+    store_url,
+    transcript_of,
+)
 from sessionwatch.projections.models import Notice
 
-HOST_PART = "claude-code"
-"""The key part after the agent id that says the session is a Claude Code session."""
-
-PROJECT_DIR_VARIABLE = "CLAUDE_PROJECT_DIR"
-SESSION_ID_VARIABLE = "CLAUDE_CODE_SESSION_ID"
-STORE_VARIABLE = "SESSIONWATCH_URL"
-STORE_FILE = "sessionwatch.db"
-"""The store without `--db` or `$SESSIONWATCH_URL`: this file in the project directory."""
+__all__ = [  # the key scheme and the input's fields live in `claude_code_keys` (standard library only)
+    "CONTEXT_LIMIT",
+    "EVENTS",
+    "HOST_PART",
+    "PROJECT_DIR_VARIABLE",
+    "SESSION_ID_VARIABLE",
+    "STORE_FILE",
+    "STORE_VARIABLE",
+    "HookEvent",
+    "HookInputError",
+    "handle_hook",
+    "notice_context",
+    "parse_hook_input",
+    "project_agent_id",
+    "project_dir",
+    "resolve_key",
+    "run_hook",
+    "served_key",
+    "server_session_key",
+    "session_context",
+    "session_key",
+    "store_url",
+    "within_limit",
+]
 
 CONTEXT_LIMIT = 9000
 """At most this many characters of notices go into one prompt's context (Claude Code shows a long
 `additionalContext` as a short preview only); the notices left out stay pending for the next prompt."""
-
-_SLUG_LENGTH = 40
-_HASH_DIGITS = 8
-_SESSION_ID_LENGTH = 200
-_NOT_SLUG = re.compile(r"[^a-z0-9._-]+")
 
 HookEvent = Literal["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"]
 EVENTS: tuple[HookEvent, ...] = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd")
@@ -73,63 +96,13 @@ prompt typed while a tool ran) and `SessionEnd` at the end (after `/context` or 
 when the transcript holds what the prompt hook never saw."""
 
 
-class HookInputError(ValueError):
-    """A hook input Claude Code did not send as expected; names the field."""
-
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(f"{field}: {reason}")
-        self.field = field
-        self.reason = reason
-
-
 # ------------------------------------------------------------------------------------- key scheme
-
-
-def project_agent_id(project_dir: str | os.PathLike[str]) -> str:
-    """The agent id of a project: `<name>-<8 hex digits of the absolute path's SHA-256>`."""
-    path = Path(project_dir).expanduser().absolute()
-    name = _NOT_SLUG.sub("-", path.name.lower()).strip("-.")[:_SLUG_LENGTH].strip("-.") or "project"
-    digest = hashlib.sha256(str(path).encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_DIGITS]
-    return f"{name}-{digest}"
 
 
 def session_key(project_dir: str | os.PathLike[str], session_id: object) -> str:
     """The key of a Claude Code session: `agent:<project agent id>:claude-code:<session_id>`."""
-    checked = _session_id(session_id, "session_id")
-    return check_key(f"agent:{project_agent_id(project_dir)}:{HOST_PART}:{checked}")
-
-
-def _session_id(value: object, field: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise HookInputError(field, "must be a non-empty string")
-    if value != value.strip() or any(c.isspace() for c in value) or has_control_character(value):
-        raise HookInputError(field, "must not contain spaces or control characters")
-    if len(value) > _SESSION_ID_LENGTH:
-        raise HookInputError(field, f"must be at most {_SESSION_ID_LENGTH} characters")
-    return value
-
-
-def project_dir(hook_input: Mapping[str, object], environ: Mapping[str, str]) -> Path:
-    """`$CLAUDE_PROJECT_DIR`, else the input's `cwd` (an absolute path)."""
-    configured = environ.get(PROJECT_DIR_VARIABLE, "").strip()
-    if configured:
-        return Path(configured)
-    cwd = hook_input.get("cwd")
-    if not isinstance(cwd, str) or not cwd.strip():
-        raise HookInputError("cwd", f"must be a non-empty string when ${PROJECT_DIR_VARIABLE} is not set")
-    if not Path(cwd).is_absolute():
-        raise HookInputError("cwd", "must be an absolute path")
-    return Path(cwd)
-
-
-def store_url(db: str | None, environ: Mapping[str, str]) -> str | None:
-    """`--db`, else `$SESSIONWATCH_URL`, else `sessionwatch.db` in `$CLAUDE_PROJECT_DIR` (None: neither)."""
-    if db:
-        return db
-    if environ.get(STORE_VARIABLE):
-        return environ[STORE_VARIABLE]
-    configured = environ.get(PROJECT_DIR_VARIABLE, "").strip()
-    return str(Path(configured) / STORE_FILE) if configured else None
+    checked = checked_session_id(session_id, "session_id")
+    return check_key(natural_key(project_agent_id(project_dir), checked))
 
 
 def server_session_key(environ: Mapping[str, str]) -> tuple[str, str]:
@@ -145,7 +118,7 @@ def server_session_key(environ: Mapping[str, str]) -> tuple[str, str]:
             "is not set: Claude Code sets it for the MCP servers it starts; outside Claude Code run "
             "`sessionwatch mcp --session KEY` instead",
         )
-    session_id = _session_id(raw, f"${SESSION_ID_VARIABLE}")
+    session_id = checked_session_id(raw, f"${SESSION_ID_VARIABLE}")
     where = environ.get(PROJECT_DIR_VARIABLE, "").strip() or str(Path.cwd())
     return session_key(where, session_id), session_id
 
@@ -208,8 +181,8 @@ def handle_hook(
     if event not in EVENTS:
         return None  # an event this hook is not installed for: nothing to do
     project = project_dir(hook_input, environ)
-    session_id = _session_id(hook_input.get("session_id"), "session_id")
-    transcript = _transcript_of(hook_input)
+    session_id = checked_session_id(hook_input.get("session_id"), "session_id")
+    transcript = transcript_of(hook_input)
     url = store_url(db, environ)
     if event in ("Stop", "SessionEnd") and not _store_exists(url):
         return None  # no session was ever registered there
@@ -289,18 +262,6 @@ class _Session:
             self.watch, self.key, self.agent_id, self.session_id, self.transcript, from_start=from_start
         )
         follow.read_transcript(self.watch, self.key)
-
-
-def _transcript_of(hook_input: Mapping[str, object]) -> Path | None:
-    """The transcript the input names (an absolute path), or None when it names none."""
-    path = hook_input.get("transcript_path")
-    if path is None:
-        return None
-    if not isinstance(path, str) or not path.strip() or has_control_character(path):
-        raise HookInputError("transcript_path", "must be a non-empty path without control characters")
-    if not Path(path).is_absolute():
-        raise HookInputError("transcript_path", "must be an absolute path")
-    return Path(path)
 
 
 def _prompt_id(hook_input: Mapping[str, object]) -> str | None:

@@ -34,13 +34,13 @@ from sessionwatch.integrations.claude_code import (
     STORE_FILE,
     STORE_VARIABLE,
     HookInputError,
-    _session_id,
     notice_context,
     parse_hook_input,
     project_agent_id,
     session_context,
     within_limit,
 )
+from sessionwatch.integrations.claude_code_keys import checked_session_id
 from sessionwatch.integrations.transcript_hook import Transcript, follow_transcript
 
 HOST_PART = "codex"
@@ -62,7 +62,7 @@ _FIRST_LINE_LIMIT = 1_048_576
 
 def session_key(project_dir: str | os.PathLike[str], session_id: object) -> str:
     """The key of a Codex session: `agent:<project agent id>:codex:<session_id>`."""
-    checked = _session_id(session_id, "session_id")
+    checked = checked_session_id(session_id, "session_id")
     return check_key(f"agent:{project_agent_id(project_dir)}:{HOST_PART}:{checked}")
 
 
@@ -116,7 +116,7 @@ def handle_hook(
         raise HookInputError("hook_event_name", "must be a string")
     if event not in EVENTS:
         return None  # an event this hook is not installed for: nothing to do
-    session_id = _session_id(hook_input.get("session_id"), "session_id")
+    session_id = checked_session_id(hook_input.get("session_id"), "session_id")
     project = project_dir(hook_input)
     key = session_key(project, session_id)
     path = own_rollout(hook_input, session_id)

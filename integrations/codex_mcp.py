@@ -30,7 +30,8 @@ from pydantic import BaseModel
 import sessionwatch.aio
 from sessionwatch.adapters.entry.aio import AsyncSessionWatch
 from sessionwatch.domain.tools.config import ToolContext, ToolsConfig
-from sessionwatch.integrations.claude_code import HookInputError, _session_id
+from sessionwatch.integrations.claude_code import HookInputError
+from sessionwatch.integrations.claude_code_keys import checked_session_id
 from sessionwatch.integrations.codex import session_key, store_url
 from sessionwatch.integrations.mcp import TOOL_DESCRIPTIONS
 from sessionwatch.integrations.mcp_tools import (
@@ -67,7 +68,7 @@ class CodexServerOptions:
     visibility: Literal["self", "tree", "agent", "all"] = "agent"
 
 
-def caller_session_id(meta: Mapping[str, Any] | None) -> str:
+def callerchecked_session_id(meta: Mapping[str, Any] | None) -> str:
     """The Codex session a call names in its `_meta` (the turn's `session_id`, else `sessionId`)."""
     meta = meta or {}
     turn = meta.get(TURN_METADATA)
@@ -76,7 +77,7 @@ def caller_session_id(meta: Mapping[str, Any] | None) -> str:
         named = meta.get("sessionId")
     if named is None:
         raise HookInputError(SESSION_FIELD, "is missing: the call does not say which Codex session made it")
-    return _session_id(named, SESSION_FIELD)
+    return checked_session_id(named, SESSION_FIELD)
 
 
 class CodexCallers:
@@ -90,7 +91,7 @@ class CodexCallers:
 
     async def tools_for(self, meta: Mapping[str, Any] | None) -> CallerTools:
         """The calling session's tools (raises `HookInputError` when the call names no session)."""
-        session_id = caller_session_id(meta)
+        session_id = callerchecked_session_id(meta)
         key = session_key(self._options.project, session_id)
         async with self._lock:
             if key not in self._tools:

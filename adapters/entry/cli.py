@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 ROUTES: dict[tuple[str, ...], str] = {
     ("--version",): "sessionwatch.adapters.entry.cli:version_command",
+    ("claude-code", "hook"): "sessionwatch.adapters.entry.cli:claude_code_hook",
 }
 """Command lines run before any parser is built: an argument prefix -> `module:function`.
 
@@ -127,6 +128,19 @@ def _run(argv: Sequence[str] | None) -> int:
         if tuple(given[: len(prefix)]) == prefix:
             return _route(target)(given[len(prefix) :])
     return run_parsed(given)
+
+
+def claude_code_hook(rest: Sequence[str]) -> int:
+    """`claude-code hook [--db URL]`: the hook's front end (standard library only) before any parser.
+
+    Claude Code runs it before every prompt; any other arguments (`--help`, a typo) go through the
+    parser as every command line does.
+    """
+    from sessionwatch.integrations.claude_code_front import hook_db, run  # noqa: PLC0415
+
+    command = ["claude-code", "hook", *rest]
+    is_hook, db = hook_db(command)
+    return run(db) if is_hook else run_parsed(command)
 
 
 def run_parsed(argv: Sequence[str]) -> int:

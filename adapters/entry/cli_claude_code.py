@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from sessionwatch.adapters.entry.cli_codes import StoreUse
-from sessionwatch.adapters.entry.cli_text import EXIT_OK, PROG, CliError, naming_the_store, one_line
+from sessionwatch.adapters.entry.cli_text import EXIT_OK, CliError, naming_the_store
 
-HOOK_LOG_PREFIX = f"{PROG} claude-code hook"
+if TYPE_CHECKING:
+    from sessionwatch.integrations.claude_code_socket import HookListener
+
 SESSIONS_OF_THE_PROJECT = "agent"
 """The server's visibility unless `--visibility` is passed on: a project's sessions are one agent,
 and no Claude Code session spawned another, so the default (its own spawn tree) would show none."""
@@ -110,26 +111,13 @@ def _leaf(
 
 
 def hook_command(args: argparse.Namespace) -> int:
-    """`claude-code hook`: one hook input on stdin, at most one JSON object on stdout, exit 0."""
-    from sessionwatch.integrations.claude_code import run_hook  # noqa: PLC0415 - loaded when it runs
+    """`claude-code hook`: one hook input on stdin, at most one JSON object on stdout, exit 0.
 
-    def log(message: str) -> None:
-        try:
-            print(f"{HOOK_LOG_PREFIX}: {one_line(message)}", file=sys.stderr, flush=True)
-        except OSError:  # no stderr to log to: the prompt goes on all the same
-            return
+    The front end decides whether there is anything to do and who does it (`claude_code_front`).
+    """
+    from sessionwatch.integrations.claude_code_front import run  # noqa: PLC0415 - loaded when it runs
 
-    try:
-        stdin_text = sys.stdin.buffer.read().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        log(f"stdin: cannot be read as UTF-8 ({type(exc).__name__}); nothing was added to the session")
-        return EXIT_OK
-    output = run_hook(stdin_text, db=args.db, environ=os.environ, log=log)
-    try:
-        sys.stdout.write(output)
-        sys.stdout.flush()
-    except OSError as exc:
-        log(f"stdout: cannot be written ({type(exc).__name__})")
+    run(args.db)
     return EXIT_OK
 
 
@@ -170,10 +158,15 @@ def _check_lasting_store(db: str) -> None:
 def mcp_command(args: argparse.Namespace) -> int:
     """`claude-code mcp`: serve this session with `sessionwatch mcp` (registered at its first tool call)."""
     from sessionwatch.adapters.stores.port import StoreError  # noqa: PLC0415 - loads the models
-    from sessionwatch.integrations.claude_code import HookInputError, served_key  # noqa: PLC0415
+    from sessionwatch.integrations.claude_code import (  # noqa: PLC0415
+        HookInputError,
+        served_key,
+        server_session_key,
+    )
 
     try:
         url, key = served_key(args.db, os.environ)
+        natural, session_id = server_session_key(os.environ)
     except HookInputError as exc:
         raise CliError(str(exc)) from None
     except StoreError as exc:  # the store the session's hook and server share cannot be opened
@@ -184,4 +177,23 @@ def mcp_command(args: argparse.Namespace) -> int:
     if not any(option.split("=")[0] == "--visibility" for option in passed):
         passed = ["--visibility", SESSIONS_OF_THE_PROJECT, *passed]
     run: Callable[[list[str]], int] = args.run_command_line
-    return run(["mcp", *(["--db", url] if url else []), "--session", key, "--transport", "stdio", *passed])
+    listener = _answer_the_hook(natural, session_id)
+    try:
+        return run(
+            ["mcp", *(["--db", url] if url else []), "--session", key, "--transport", "stdio", *passed]
+        )
+    finally:
+        if listener is not None:
+            listener.close()
+
+
+def _answer_the_hook(natural: str, session_id: str) -> HookListener | None:
+    """While the server runs, it answers the session's hook on its private socket (warm, in this process)."""
+    from sessionwatch.domain.keys import resolve_identity  # noqa: PLC0415
+    from sessionwatch.integrations.claude_code import run_hook  # noqa: PLC0415
+    from sessionwatch.integrations.claude_code_socket import listen  # noqa: PLC0415
+
+    def hook(stdin_text: str, db: str | None, environ: Mapping[str, str], log: Callable[[str], None]) -> str:
+        return run_hook(stdin_text, db=db, environ=environ, log=log)
+
+    return listen(os.environ, resolve_identity(natural).agent_id, session_id, hook)

@@ -21,6 +21,7 @@ from sessionwatch.adapters.entry.cli_codes import EXIT_OK as EXIT_OK  # noqa: PL
 from sessionwatch.adapters.entry.cli_codes import EXIT_USAGE as EXIT_USAGE  # noqa: PLC0414
 from sessionwatch.adapters.entry.cli_codes import PROG as PROG  # noqa: PLC0414
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal
+from sessionwatch.domain.text import one_line as one_line  # noqa: PLC0414 - kept where the commands import it
 
 if TYPE_CHECKING:  # the models load with the command that uses them, not with the parser
     from pydantic import ValidationError
@@ -32,12 +33,6 @@ if TYPE_CHECKING:  # the models load with the command that uses them, not with t
 
 class CliError(Exception):
     """Bad usage or input found by the command line itself; the message is the whole line."""
-
-
-def one_line(message: str) -> str:
-    """The message as one printable line: control and unencodable characters are escaped."""
-    text = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in message).strip()
-    return text or "unknown error"
 
 
 _FIELD_FLAGS = {
