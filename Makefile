@@ -18,7 +18,7 @@ $(BIN)/python:
 # nothing did. The demo needs the runtime package only; the tests need the `dev` extra, which
 # includes it, so a dev install also satisfies the demo.
 PACKAGE_SOURCES := pyproject.toml $(wildcard *.py) \
-	$(shell find domain projections adapters testing integrations -name '*.py' 2>/dev/null)
+	$(shell find domain projections adapters testing integrations cli -name '*.py' 2>/dev/null)
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 DEV_STAMP     := $(VENV)/.installed-dev
 

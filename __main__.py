@@ -1,5 +1,5 @@
 """`python -m sessionwatch` runs the CLI."""
 
-from sessionwatch.adapters.entry.cli import main
+from sessionwatch.cli.cli import main
 
 raise SystemExit(main())

@@ -48,7 +48,7 @@ SESSIONS = 100
 FLOOR = (sys.executable, "-I", "-c", "pass")
 ENTRY_VARIABLE = "SESSIONWATCH_BENCH_HOOK_ENTRY"
 PATH_VARIABLE = "SESSIONWATCH_BENCH_HOOK_PATH"
-DEFAULT_ENTRY = "sessionwatch.adapters.entry.cli:main"
+DEFAULT_ENTRY = "sessionwatch.cli.cli:main"
 SERVER_WAIT_S = 20.0
 
 TARGETS: dict[str, Target] = {

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from sessionwatch.adapters.entry.cli import main
+from sessionwatch.cli.cli import main
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ def on_page_markdown(markdown: str, **_: Any) -> str:  # noqa: ANN401 - mkdocs p
 
 def cli_reference() -> str:
     """The help of `sessionwatch` and of each of its subcommands, as Markdown."""
-    from sessionwatch.adapters.entry.cli import build_parser  # noqa: PLC0415 - only when the page builds
+    from sessionwatch.cli.cli import build_parser  # noqa: PLC0415 - only when the page builds
 
     saved = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = WIDTH

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from sessionwatch.adapters.entry import cli
+from sessionwatch.cli import cli
 
 MODELS_AND_STORES = (
     "pydantic",
@@ -38,7 +38,7 @@ def loaded_by(argv: Sequence[str]) -> tuple[int, str, list[str]]:
     script = (
         "import sys\n"
         f"sys.argv = ['sessionwatch', *{list(argv)!r}]\n"
-        "from sessionwatch.adapters.entry.cli import main\n"
+        "from sessionwatch.cli.cli import main\n"
         "code = main()\n"
         "print('\\n'.join(['--modules--', *sorted(sys.modules)]))\n"
         "sys.exit(code)\n"
@@ -62,7 +62,7 @@ def test_version_builds_no_parser_and_loads_no_model() -> None:
     assert output.strip() == f"sessionwatch {importlib.metadata.version('sessionwatch')}"
     assert heavy(modules) == []
     assert "argparse" not in modules
-    assert "sessionwatch.adapters.entry.cli_parser" not in modules
+    assert "sessionwatch.cli.cli_parser" not in modules
     assert "importlib.metadata" not in modules  # the version is read from the metadata file itself
 
 

@@ -1,7 +1,9 @@
 """The dependency rule (SPEC §12, CONVENTIONS §1): domain <- projections <- adapters, checked on the AST.
 
 Every module of the three layer folders is parsed (never imported), every import is resolved to an
-absolute module name (relative imports included), and each layer's allowance is applied.
+absolute module name (relative imports included), and each layer's allowance is applied. Then the
+rooms of the whole package in one order (domain, projections, the application core and stores, the
+façades, the integrations, the command line): every import runs down it, none back up.
 """
 
 from __future__ import annotations
@@ -384,3 +386,114 @@ def test_the_cycle_finder_finds_a_circle_through_a_typing_import() -> None:
     assert cycles(graph) == [["a", "b", "c"]]
     real = import_graph([*ALL_MODULES, *ROOT_MODULES])
     assert f"{PACKAGE}.adapters.entry.watch" in real[PACKAGE]  # the walker sees the real arrows
+
+
+# ------------------------------------------------------------- the rooms, in one order, one way
+
+TIERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("domain", ("domain",)),
+    ("projections", ("projections",)),
+    ("the application core and stores", ("adapters",)),
+    ("the façades", ("adapters.entry", "aio")),
+    ("the integrations", ("integrations",)),
+    ("the command line", ("cli", "__main__")),
+)
+"""The package's rooms from the bottom up, each by the module prefixes under `sessionwatch` it holds
+(`sessionwatch` itself, and any name it re-exports, is the façades' room too). A module imports its own
+room and those below it, never one above: the command line uses the integrations, which use the façades."""
+
+FACADES = 3
+"""The room of the package itself (`import sessionwatch`, `from sessionwatch import SessionWatch`)."""
+
+TIER_FOLDERS = ("domain", "projections", "adapters", "integrations", "cli")
+"""The folders of the rooms; the package's own modules (`__init__`, `aio`, `__main__`) are beside."""
+
+
+def tier_of(name: str) -> int | None:
+    """The room of `sessionwatch.<...>` by its longest matching prefix; None outside the package."""
+    if name != PACKAGE and not name.startswith(f"{PACKAGE}."):
+        return None
+    rest = name.removeprefix(PACKAGE).removeprefix(".")
+    matches = [
+        (len(prefix), room)
+        for room, (_, prefixes) in enumerate(TIERS)
+        for prefix in prefixes
+        if rest == prefix or rest.startswith(f"{prefix}.")
+    ]
+    return max(matches)[1] if matches else FACADES
+
+
+def tier_modules(root: Path) -> list[Module]:
+    """Every module of the rooms under `root`, the package's own modules included."""
+    modules = [
+        Module("root", root / f"{stem}.py", PACKAGE if stem == "__init__" else f"{PACKAGE}.{stem}")
+        for stem in ("__init__", "aio", "__main__")
+    ]
+    for folder in TIER_FOLDERS:
+        for path in sorted((root / folder).rglob("*.py")):
+            parts = path.relative_to(root / folder).with_suffix("").parts
+            modules.append(
+                Module(folder, path, ".".join((PACKAGE, folder, *(p for p in parts if p != "__init__"))))
+            )
+    return modules
+
+
+def arrows_up(root: Path) -> list[str]:
+    """Every import under `root` that runs from a room to one above it (typing and lazy ones too)."""
+    problems = []
+    for module in tier_modules(root):
+        here = tier_of(module.name)
+        assert here is not None, f"{module.name} is in no room"
+        for found in imports_of(ast.parse(module.path.read_text(encoding="utf-8")), module):
+            there = tier_of(found.module)
+            if there is not None and there > here:
+                problems.append(
+                    f"{module.path.relative_to(root)}:{found.line} {TIERS[here][0]} imports"
+                    f" {found.module} ({TIERS[there][0]})"
+                )
+    return problems
+
+
+def test_every_import_runs_down_the_rooms() -> None:
+    assert arrows_up(REPO) == []
+
+
+def test_the_rooms_are_named_in_their_order() -> None:
+    assert [name for name, _ in TIERS] == [
+        "domain",
+        "projections",
+        "the application core and stores",
+        "the façades",
+        "the integrations",
+        "the command line",
+    ]
+    assert tier_of(f"{PACKAGE}.adapters.entry.watch") == 3
+    assert tier_of(f"{PACKAGE}.adapters.app.recording") == 2
+    assert tier_of(f"{PACKAGE}.cli.cli") == 5
+    assert tier_of(PACKAGE) == tier_of(f"{PACKAGE}.aio") == tier_of(f"{PACKAGE}.SessionWatch") == FACADES
+    assert tier_of("pydantic") is None
+
+
+@pytest.mark.parametrize(
+    ("planted_in", "back_import"),
+    [
+        ("adapters/entry/watch_open.py", "from sessionwatch.cli import cli"),
+        ("adapters/entry/aio.py", "from sessionwatch.integrations import mcp"),
+        ("integrations/mcp.py", "import sessionwatch.cli.cli_commands"),
+        ("adapters/app/recording.py", "from sessionwatch.adapters.entry.watch import SessionWatch"),
+        ("adapters/stores/factory.py", "from sessionwatch import SessionWatch"),
+        ("projections/models.py", "from sessionwatch.integrations.claude_code import x"),
+    ],
+)
+def test_an_import_planted_back_up_in_a_copy_is_caught(
+    tmp_path: Path, planted_in: str, back_import: str
+) -> None:
+    for module in tier_modules(REPO):
+        copy = tmp_path / module.path.relative_to(REPO)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_text(module.path.read_text(encoding="utf-8"), encoding="utf-8")
+    assert arrows_up(tmp_path) == []
+    target = tmp_path / planted_in
+    target.write_text(target.read_text(encoding="utf-8") + f"\n\ndef planted() -> None:\n    {back_import}\n")
+    [problem] = arrows_up(tmp_path)
+    assert problem.startswith(f"{planted_in}:")

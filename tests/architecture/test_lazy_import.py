@@ -29,7 +29,7 @@ NOT_LOADED_BY_IMPORT = (
     "sessionwatch.adapters.stores.postgres",
     "sessionwatch.adapters.tools",
     "sessionwatch.domain.tools",
-    "sessionwatch.adapters.entry.cli",
+    "sessionwatch.cli.cli",
     "sessionwatch.integrations.",
     "agents",
     "langgraph",

@@ -23,7 +23,9 @@ KIT = "testing"
 """The test kit for embedders, `sessionwatch.testing`: a package beside the layers."""
 INTEGRATIONS = "integrations"
 """The hosts' integrations, `sessionwatch.integrations`: each module needs its own extra."""
-PACKAGES = (*LAYERS, KIT, INTEGRATIONS)
+COMMAND_LINE = "cli"
+"""The command line and the demo, `sessionwatch.cli`: the top room, above the integrations."""
+PACKAGES = (*LAYERS, KIT, INTEGRATIONS, COMMAND_LINE)
 ROOT_FILES = frozenset({"__init__.py", "__main__.py", "aio.py", "py.typed"})
 """What the repository root contributes to the package: the package's own files, nothing else."""
 
@@ -154,9 +156,9 @@ def test_the_wheel_imports_its_layers_from_itself(wheel: zipfile.ZipFile, tmp_pa
     wheel.extractall(unpacked)
     probe = (
         "import sessionwatch, sessionwatch.domain.session, sessionwatch.projections.read_model,"
-        " sessionwatch.adapters.entry.watch\n"
+        " sessionwatch.adapters.entry.watch, sessionwatch.cli.cli\n"
         "for m in (sessionwatch, sessionwatch.domain.session, sessionwatch.projections.read_model,"
-        " sessionwatch.adapters.entry.watch):\n"
+        " sessionwatch.adapters.entry.watch, sessionwatch.cli.cli):\n"
         "    print(m.__file__)\n"
         "print(callable(sessionwatch.open))\n"
     )
@@ -172,7 +174,7 @@ def test_the_wheel_imports_its_layers_from_itself(wheel: zipfile.ZipFile, tmp_pa
     assert result.returncode == 0, result.stderr
     *files, opened = result.stdout.splitlines()
     assert opened == "True"
-    assert len(files) == 4
+    assert len(files) == 5
     for file in files:
         assert Path(file).is_relative_to(unpacked), f"{file} was not imported from the wheel"
 

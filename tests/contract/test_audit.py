@@ -18,10 +18,10 @@ from stores import FILE_STORES, admin
 
 import sessionwatch
 from sessionwatch import Actor, SessionWatch, SignalInput
-from sessionwatch.adapters.entry.cli import main
 from sessionwatch.adapters.stores.memory import MemorySignalStore
 from sessionwatch.adapters.stores.postgres import PostgresSignalStore
 from sessionwatch.adapters.stores.sqlite import SqliteSignalStore
+from sessionwatch.cli.cli import main
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.domain.watch_cursor import CursorKey
 from sessionwatch.projections.read_model import ReadModel

@@ -19,8 +19,8 @@ from stores import FILE_STORES
 
 import sessionwatch
 from sessionwatch import Actor, SessionWatch
-from sessionwatch.adapters.entry.cli import main
 from sessionwatch.adapters.history.openclaw import OpenclawImportError, import_openclaw
+from sessionwatch.cli.cli import main
 from sessionwatch.domain.keys import SessionIdentity
 from sessionwatch.testing import FakeClock
 

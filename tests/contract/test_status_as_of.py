@@ -17,7 +17,7 @@ from stores import FILE_STORES
 
 import sessionwatch
 from sessionwatch import Actor, InvalidQuery, SessionWatch, UnknownSession
-from sessionwatch.adapters.entry.cli import main
+from sessionwatch.cli.cli import main
 from sessionwatch.testing import FakeClock
 
 WORKER = "agent:main:worker"

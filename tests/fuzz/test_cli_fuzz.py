@@ -38,7 +38,7 @@ from strategies import (
 
 import sessionwatch
 from sessionwatch import Actor, SignalKind
-from sessionwatch.adapters.entry.cli import build_parser, main
+from sessionwatch.cli.cli import build_parser, main
 
 MANAGER = "agent:main:main"
 CHILD = "agent:main:subagent:child"

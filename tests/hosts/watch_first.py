@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import sessionwatch
-from sessionwatch.adapters.entry.cli import main as sessionwatch_main
+from sessionwatch.cli.cli import main as sessionwatch_main
 from sessionwatch.integrations.codex import project_dir, session_key
 
 

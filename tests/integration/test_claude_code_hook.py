@@ -24,7 +24,7 @@ from stores import needs_postgres, postgres_url
 
 import sessionwatch
 from sessionwatch import notice_text
-from sessionwatch.adapters.entry import cli, cli_claude_code
+from sessionwatch.cli import cli, cli_claude_code
 from sessionwatch.integrations.claude_code import session_key
 from sessionwatch.integrations.claude_code_follow import CATALOG, FOLLOWING
 

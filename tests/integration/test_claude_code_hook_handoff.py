@@ -29,7 +29,7 @@ from sessionwatch.integrations.claude_code import session_key
 SCRIPT = Path(sys.executable).parent / "sessionwatch"
 LEAD = "3f1e0c9a-8b7d-4e21-a6f5-0d9c8b7a6e51"
 WORKER = "c2a4e6f8-1b3d-4f5a-9c7e-2d4f6a8b0c13"
-HEAVY = ("pydantic", "eventsourcing", "sessionwatch.adapters.entry.watch", "sessionwatch.adapters.entry.cli")
+HEAVY = ("pydantic", "eventsourcing", "sessionwatch.adapters.entry.watch", "sessionwatch.cli.cli")
 
 
 class Project:
@@ -196,7 +196,7 @@ def test_nothing_to_do_loads_only_the_standard_library(project: Project) -> None
     probe = (
         "import sys\n"
         "sys.argv = ['sessionwatch', 'claude-code', 'hook']\n"
-        "from sessionwatch.adapters.entry.cli import main\n"
+        "from sessionwatch.cli.cli import main\n"
         "assert main() == 0\n"
         f"print(sorted(m for m in sys.modules if m.startswith({HEAVY!r})), file=sys.stderr)\n"
     )

@@ -24,7 +24,7 @@ from stores import PG_URL, admin, drop_schema, needs_postgres, new_schema, requi
 
 import sessionwatch
 from sessionwatch import Actor
-from sessionwatch.adapters.entry.cli import build_parser
+from sessionwatch.cli.cli import build_parser
 
 CHILD = "agent:main:subagent:child"
 MANAGER = "agent:main:main"

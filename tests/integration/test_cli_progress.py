@@ -14,8 +14,8 @@ from reference_gateway import REFERENCE_SCHEMA
 
 import sessionwatch
 from sessionwatch import Actor
-from sessionwatch.adapters.entry.cli import main
-from sessionwatch.adapters.entry.cli_progress import progress
+from sessionwatch.cli.cli import main
+from sessionwatch.cli.cli_progress import progress
 
 WORKER = "agent:main:worker"
 MANAGER = "agent:main:main"

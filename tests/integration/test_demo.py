@@ -15,7 +15,7 @@ import pytest
 
 import sessionwatch
 from sessionwatch import notice_text
-from sessionwatch.adapters.entry.cli import main
+from sessionwatch.cli.cli import main
 
 SCRIPT = Path(sys.executable).parent / "sessionwatch"
 CLOSING_LINE = "Checks: the read models rebuilt from the stored events are identical to the stored ones;"

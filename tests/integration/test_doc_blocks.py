@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 from stores import needs_postgres, postgres_url
 
-from sessionwatch.adapters.entry.cli import build_parser
+from sessionwatch.cli.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")))

@@ -12,9 +12,9 @@ from stores import PG_URL, admin, drop_schema, needs_postgres, new_schema, requi
 
 import sessionwatch
 from sessionwatch import Actor, SignalKind
-from sessionwatch.adapters.entry import cli_commands
-from sessionwatch.adapters.entry.cli import main
 from sessionwatch.adapters.history import check_process
+from sessionwatch.cli import cli_commands
+from sessionwatch.cli.cli import main
 from sessionwatch.testing import FakeClock
 
 WORKER = "agent:main:worker"

@@ -45,7 +45,7 @@ def text_of(result: types.CallToolResult) -> str:
 WITHOUT_THE_EXTRA = """
 import sys
 sys.modules["mcp"] = None  # `import mcp` fails in this process as if the package were not installed
-from sessionwatch.adapters.entry.cli import main
+from sessionwatch.cli.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -22,8 +22,8 @@ from typing import IO
 import pytest
 
 import sessionwatch
-from sessionwatch.adapters.entry import cli
-from sessionwatch.adapters.entry.cli_text import EXIT_INTERRUPTED
+from sessionwatch.cli import cli
+from sessionwatch.cli.cli_text import EXIT_INTERRUPTED
 from sessionwatch.integrations.claude_code import session_key
 
 SCRIPT = Path(sys.executable).parent / "sessionwatch"

@@ -21,8 +21,8 @@ from cli_runs import Outcome
 
 import sessionwatch
 from sessionwatch import Actor, Retention, SessionWatch
-from sessionwatch.adapters.entry.cli import main
 from sessionwatch.adapters.stores.archive import read_archive
+from sessionwatch.cli.cli import main
 from sessionwatch.projections.read_model import ReadModel
 from sessionwatch.testing import FakeClock
 

@@ -17,7 +17,7 @@ import pytest
 
 import sessionwatch
 from sessionwatch import Actor, Retention, SessionWatch
-from sessionwatch.adapters.entry.cli import main
+from sessionwatch.cli.cli import main
 from sessionwatch.testing import FakeClock
 
 CHILD = "agent:main:subagent:child"

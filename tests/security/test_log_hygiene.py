@@ -37,8 +37,8 @@ from sessionwatch import (
     UpstreamProbe,
     UpstreamProvider,
 )
-from sessionwatch.adapters.entry.cli import main
 from sessionwatch.adapters.stores.memory import MemorySignalStore
+from sessionwatch.cli.cli import main
 from sessionwatch.testing import FakeClock
 
 MANAGER = "agent:main:main"

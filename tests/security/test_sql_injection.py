@@ -32,7 +32,7 @@ from sessionwatch import (
     UnknownSession,
     notice_text,
 )
-from sessionwatch.adapters.entry.cli import main
+from sessionwatch.cli.cli import main
 from sessionwatch.domain.keys import normalize_agent_id
 
 INJECTIONS = (

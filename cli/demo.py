@@ -24,14 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from sessionwatch.adapters.entry.cli_codes import DEMO_PATH
-from sessionwatch.adapters.entry.demo_host import DemoModels, DemoRuntime, DemoTranscripts, run_id_of
-from sessionwatch.adapters.entry.demo_upstream import upstream_step
 from sessionwatch.adapters.entry.watch import SessionWatch
 from sessionwatch.adapters.entry.watch_open import open_watch
 from sessionwatch.adapters.stores.port import StoreError
 from sessionwatch.adapters.stores.urls import InvalidStoreUrl, parse_url
 from sessionwatch.adapters.tools.session_tools import SessionTools
+from sessionwatch.cli.cli_codes import DEMO_PATH
+from sessionwatch.cli.demo_host import DemoModels, DemoRuntime, DemoTranscripts, run_id_of
+from sessionwatch.cli.demo_upstream import upstream_step
 from sessionwatch.domain.signals import Actor, classify_actor
 from sessionwatch.domain.tools.config import ToolContext, ToolsConfig
 from sessionwatch.projections.models import Notice, Signal

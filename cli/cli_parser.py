@@ -13,12 +13,12 @@ import shutil
 from collections.abc import Callable
 from typing import NoReturn
 
-from sessionwatch.adapters.entry import cli_claude_code, cli_codex
-from sessionwatch.adapters.entry import cli_commands as run
-from sessionwatch.adapters.entry.cli_codes import DEMO_PATH, StoreUse
-from sessionwatch.adapters.entry.cli_mcp import mcp_commands
-from sessionwatch.adapters.entry.cli_text import PROG, CliError
 from sessionwatch.adapters.version import installed_version
+from sessionwatch.cli import cli_claude_code, cli_codex
+from sessionwatch.cli import cli_commands as run
+from sessionwatch.cli.cli_codes import DEMO_PATH, StoreUse
+from sessionwatch.cli.cli_mcp import mcp_commands
+from sessionwatch.cli.cli_text import PROG, CliError
 from sessionwatch.domain.kinds import SignalKind
 
 DB_HELP = (

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from sessionwatch.adapters.entry.cli_codes import StoreUse
-from sessionwatch.adapters.entry.cli_text import CliError, naming_the_store
 from sessionwatch.adapters.stores.sqlite_reading import reading, side_files
 from sessionwatch.adapters.stores.urls import PostgresUrl, parse_url
+from sessionwatch.cli.cli_codes import StoreUse
+from sessionwatch.cli.cli_text import CliError, naming_the_store
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 

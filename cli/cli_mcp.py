@@ -14,8 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import Final, TypeVar
 
-from sessionwatch.adapters.entry.cli_codes import StoreUse
-from sessionwatch.adapters.entry.cli_text import EXIT_OK, PROG, CliError
+from sessionwatch.cli.cli_codes import StoreUse
+from sessionwatch.cli.cli_text import EXIT_OK, PROG, CliError
 from sessionwatch.domain.errors import InvalidSignal
 from sessionwatch.domain.keys import resolve_identity
 from sessionwatch.integrations.mcp_auth import TOKEN_ENV, ExposureError, check_exposure, check_token

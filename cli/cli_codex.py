@@ -14,9 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from sessionwatch.adapters.entry.cli_codes import StoreUse
-from sessionwatch.adapters.entry.cli_mcp import VISIBILITIES
-from sessionwatch.adapters.entry.cli_text import EXIT_OK, PROG, CliError, one_line
+from sessionwatch.cli.cli_codes import StoreUse
+from sessionwatch.cli.cli_mcp import VISIBILITIES
+from sessionwatch.cli.cli_text import EXIT_OK, PROG, CliError, one_line
 
 HOOK_LOG_PREFIX = f"{PROG} codex hook"
 

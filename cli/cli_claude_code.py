@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from sessionwatch.adapters.entry.cli_codes import StoreUse
-from sessionwatch.adapters.entry.cli_text import EXIT_OK, CliError, naming_the_store
+from sessionwatch.cli.cli_codes import StoreUse
+from sessionwatch.cli.cli_text import EXIT_OK, CliError, naming_the_store
 
 if TYPE_CHECKING:
     from sessionwatch.integrations.claude_code_socket import HookListener

@@ -19,7 +19,7 @@ import importlib
 import os
 import sys
 
-from sessionwatch.adapters.entry.cli_codes import (
+from sessionwatch.cli.cli_codes import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -36,8 +36,8 @@ if TYPE_CHECKING:
 
 
 ROUTES: dict[tuple[str, ...], str] = {
-    ("--version",): "sessionwatch.adapters.entry.cli:version_command",
-    ("claude-code", "hook"): "sessionwatch.adapters.entry.cli:claude_code_hook",
+    ("--version",): "sessionwatch.cli.cli:version_command",
+    ("claude-code", "hook"): "sessionwatch.cli.cli:claude_code_hook",
 }
 """Command lines run before any parser is built: an argument prefix -> `module:function`.
 
@@ -48,7 +48,7 @@ import but its own module's.
 """
 
 _INPUT_ERRORS = (
-    ("sessionwatch.adapters.entry.cli_text", "CliError"),
+    ("sessionwatch.cli.cli_text", "CliError"),
     ("sessionwatch.domain.errors", "InvalidSignal"),
     ("sessionwatch.domain.errors", "InvalidQuery"),
     ("sessionwatch.domain.errors", "UnknownSession"),
@@ -75,7 +75,7 @@ def _is_input_error(exc: BaseException) -> bool:
 
 
 def _fail(message: str) -> None:
-    from sessionwatch.adapters.entry.cli_text import one_line  # noqa: PLC0415 - only on the way out
+    from sessionwatch.cli.cli_text import one_line  # noqa: PLC0415 - only on the way out
 
     print(f"{PROG}: error: {one_line(message)}", file=sys.stderr)
 
@@ -90,7 +90,7 @@ def version_command(rest: Sequence[str]) -> int:  # noqa: ARG001 - argparse igno
 
 def build_parser() -> argparse.ArgumentParser:
     """The full `sessionwatch` parser (`cli_parser`)."""
-    from sessionwatch.adapters.entry.cli_parser import full_parser  # noqa: PLC0415 - only when one is needed
+    from sessionwatch.cli.cli_parser import full_parser  # noqa: PLC0415 - only when one is needed
 
     return full_parser(main)
 
@@ -104,12 +104,12 @@ def _route(target: str) -> Callable[[Sequence[str]], int]:
 
 def _naming(exc: BaseException, args: argparse.Namespace) -> str | None:
     """A bad-input error's line, naming the option or argument that fixes it; None for any other error."""
-    from sessionwatch.adapters.entry.cli_text import (  # noqa: PLC0415 - the parser loaded it
+    from sessionwatch.adapters.stores.urls import InvalidStoreUrl  # noqa: PLC0415
+    from sessionwatch.cli.cli_text import (  # noqa: PLC0415 - the parser loaded it
         naming_the_flag,
         naming_the_source,
         naming_the_store,
     )
-    from sessionwatch.adapters.stores.urls import InvalidStoreUrl  # noqa: PLC0415
     from sessionwatch.domain.errors import InvalidQuery, InvalidSignal  # noqa: PLC0415
 
     if isinstance(exc, (InvalidSignal, InvalidQuery)):
@@ -155,8 +155,8 @@ def run_parsed(argv: Sequence[str]) -> int:
         args = parser.parse_args(list(argv))
     except SystemExit as exc:  # --help prints and exits 0 through argparse
         return exc.code if isinstance(exc.code, int) else EXIT_OK
-    from sessionwatch.adapters.entry.cli_store import StoreGuard  # noqa: PLC0415 - once a command runs
-    from sessionwatch.adapters.entry.cli_text import CliError  # noqa: PLC0415 - the parser loaded it
+    from sessionwatch.cli.cli_store import StoreGuard  # noqa: PLC0415 - once a command runs
+    from sessionwatch.cli.cli_text import CliError  # noqa: PLC0415 - the parser loaded it
 
     handler: Callable[[argparse.Namespace], int] = args.handler
     guard = StoreGuard()

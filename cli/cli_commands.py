@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sessionwatch.adapters.entry.cli_progress import counted, progress
-from sessionwatch.adapters.entry.cli_text import (
+from sessionwatch.cli.cli_progress import counted, progress
+from sessionwatch.cli.cli_text import (
     EXIT_NO,
     EXIT_OK,
     PROG,
@@ -463,7 +463,7 @@ def _this_command() -> str:
 
 def demo_command(args: argparse.Namespace) -> int:
     """`demo`: the multi-agent story on a SQLite file (exit 1 when its closing checks fail)."""
-    from sessionwatch.adapters.entry.demo import run_demo  # noqa: PLC0415
+    from sessionwatch.cli.demo import run_demo  # noqa: PLC0415
 
     report = run_demo(args.db, sys.stdout, as_json=args.json, verbose=args.verbose, command=_this_command())
     return EXIT_OK if report.ok else EXIT_NO

@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 # The exit codes and the program's name, named here as ever: their home imports nothing (the dispatcher's).
-from sessionwatch.adapters.entry.cli_codes import EXIT_BROKEN_PIPE as EXIT_BROKEN_PIPE  # noqa: PLC0414
-from sessionwatch.adapters.entry.cli_codes import EXIT_INTERNAL as EXIT_INTERNAL  # noqa: PLC0414
-from sessionwatch.adapters.entry.cli_codes import EXIT_INTERRUPTED as EXIT_INTERRUPTED  # noqa: PLC0414
-from sessionwatch.adapters.entry.cli_codes import EXIT_NO as EXIT_NO  # noqa: PLC0414
-from sessionwatch.adapters.entry.cli_codes import EXIT_OK as EXIT_OK  # noqa: PLC0414
-from sessionwatch.adapters.entry.cli_codes import EXIT_USAGE as EXIT_USAGE  # noqa: PLC0414
-from sessionwatch.adapters.entry.cli_codes import PROG as PROG  # noqa: PLC0414
+from sessionwatch.cli.cli_codes import EXIT_BROKEN_PIPE as EXIT_BROKEN_PIPE  # noqa: PLC0414
+from sessionwatch.cli.cli_codes import EXIT_INTERNAL as EXIT_INTERNAL  # noqa: PLC0414
+from sessionwatch.cli.cli_codes import EXIT_INTERRUPTED as EXIT_INTERRUPTED  # noqa: PLC0414
+from sessionwatch.cli.cli_codes import EXIT_NO as EXIT_NO  # noqa: PLC0414
+from sessionwatch.cli.cli_codes import EXIT_OK as EXIT_OK  # noqa: PLC0414
+from sessionwatch.cli.cli_codes import EXIT_USAGE as EXIT_USAGE  # noqa: PLC0414
+from sessionwatch.cli.cli_codes import PROG as PROG  # noqa: PLC0414
 from sessionwatch.domain.errors import InvalidQuery, InvalidSignal
 from sessionwatch.domain.text import one_line as one_line  # noqa: PLC0414 - kept where the commands import it
 
