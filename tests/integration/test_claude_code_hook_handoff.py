@@ -29,7 +29,15 @@ from sessionwatch.integrations.claude_code import session_key
 SCRIPT = Path(sys.executable).parent / "sessionwatch"
 LEAD = "3f1e0c9a-8b7d-4e21-a6f5-0d9c8b7a6e51"
 WORKER = "c2a4e6f8-1b3d-4f5a-9c7e-2d4f6a8b0c13"
-HEAVY = ("pydantic", "eventsourcing", "sessionwatch.adapters.entry.watch", "sessionwatch.cli.cli")
+HEAVY = (
+    "pydantic",
+    "eventsourcing",
+    "argparse",
+    "sessionwatch.adapters.entry.watch",
+    "sessionwatch.cli.cli_parser",
+    "sessionwatch.cli.cli_text",
+    "sessionwatch.cli.cli_claude_code",
+)
 
 
 class Project:
