@@ -216,15 +216,14 @@ def answer(stdin_text: str, *, db: str | None, environ: Mapping[str, str]) -> st
         if reached is not None:
             try:
                 result = handoff.hand_over(reached, stdin_text, db=db, environ=environ)
-            except handoff.Unanswered:
-                pass
-            else:
-                if result is None:
-                    _log("the session's MCP server took the hook's work but gave no answer")
-                    return ""
-                for line in result.log:
-                    _log(line)
-                return result.output
+            except handoff.Unanswered:  # nobody took the work: it is done here
+                return run_in_process(stdin_text, db=db, environ=environ, log=_log)
+            if result is None:
+                _log("the session's MCP server took the hook's work but gave no answer")
+                return ""
+            for line in result.log:
+                _log(line)
+            return result.output
     return run_in_process(stdin_text, db=db, environ=environ, log=_log)
 
 

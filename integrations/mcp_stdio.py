@@ -32,10 +32,9 @@ class InterruptibleLines(anyio.AsyncFile[str]):
 
         def read() -> None:
             try:
-                for raw in iter(self._stream.readline, b""):
-                    loop.call_soon_threadsafe(lines.put_nowait, raw)
-            except (OSError, ValueError):  # stdin closed under the reader: the input ended
-                pass
+                with contextlib.suppress(OSError, ValueError):  # stdin closed under the reader: it ended
+                    for raw in iter(self._stream.readline, b""):
+                        loop.call_soon_threadsafe(lines.put_nowait, raw)
             finally:
                 with contextlib.suppress(RuntimeError):  # the loop closed first: nobody reads any more
                     loop.call_soon_threadsafe(lines.put_nowait, None)

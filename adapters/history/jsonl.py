@@ -30,6 +30,7 @@ history is taken as it is (`ImportReport.version` tells). Pure apart from the st
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from contextlib import ExitStack, closing
 from dataclasses import dataclass
@@ -151,8 +152,7 @@ def check_history(lines: Iterable[str]) -> Header:
         raise HistoryError("no header: the input is empty", line=1)
     header = read_header(*first)
     if header.version != 1:
-        for _ in event_lines(header, first[1], numbered):
-            pass
+        deque(event_lines(header, first[1], numbered), maxlen=0)  # read to the trailer, which checks them
     return header
 
 
