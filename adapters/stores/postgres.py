@@ -16,25 +16,32 @@ from __future__ import annotations
 
 import logging
 import random
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
-from typing import Final, NoReturn, TypeAlias, TypeVar
-from urllib.parse import unquote, urlsplit
+from typing import Final, TypeVar
 from uuid import UUID
 
 import orjson
 import psycopg
 from eventsourcing.persistence import Notification
 from psycopg import errors as pg_errors
-from psycopg.abc import PQGen
-from psycopg.conninfo import conninfo_to_dict
-from psycopg.pq import TransactionStatus
 from psycopg.rows import TupleRow
 
 from sessionwatch.adapters.stores.port import HistoryTail, StoredHistory, StoreError, one_line_error
+from sessionwatch.adapters.stores.postgres_connections import (
+    BACKOFF_S,
+    LOCK_ATTEMPTS,
+    Connection,
+    Connections,
+    Cursor,
+    connect,
+    connect_kwargs,
+    is_connection_loss,
+    millis,
+    redacted,
+)
 from sessionwatch.adapters.stores.postgres_listener import Deliver, PostgresWakeListener
 from sessionwatch.adapters.stores.sql import postgres_schema as sql
 from sessionwatch.adapters.stores.sql import rows as sql_rows
@@ -64,223 +71,16 @@ from sessionwatch.projections.status import build_status
 
 logger = logging.getLogger("sessionwatch")
 
-Connection: TypeAlias = psycopg.Connection[TupleRow]
-Cursor: TypeAlias = psycopg.Cursor[TupleRow]
 
 T = TypeVar("T")
-RV = TypeVar("RV")
 
 _REPLAY_PAGE = 1000
-_LOCK_ATTEMPTS: Final = 4
-"""How often a writer tries to take the write lock before the write fails with `StoreError`."""
-_BACKOFF_S: Final = 0.05
-_IDLE_IN_TRANSACTION_S: Final = 60
-"""A client that hangs inside a transaction loses it (and the write lock) after this long."""
-_IDLE_CONNECTIONS: Final = 4
-_KEEPALIVE_PROBES: Final = 3
-_POLL_S: Final = 0.1
-"""How often a wait for the server wakes to let an interrupt (Ctrl-C) through, as psycopg's does."""
 _RETRIED_AT_LOCK: Final = (
     pg_errors.LockNotAvailable,  # lock_timeout: another writer held the lock too long
     pg_errors.SerializationFailure,
     pg_errors.DeadlockDetected,
 )
 _SESSION_EVENTS: Final = (SessionUpserted, SignalRecorded, SessionReset, SessionDeleted)
-
-
-def lock_wait_bound(lock_timeout: float) -> float:
-    """The longest a write waits for the write lock held elsewhere before `StoreError` (ADR-0061).
-
-    Every attempt's `lock_timeout` and the longest jittered backoff between the attempts.
-    """
-    backoff = sum(1.5 * _BACKOFF_S * attempt for attempt in range(1, _LOCK_ATTEMPTS))
-    return _LOCK_ATTEMPTS * lock_timeout + backoff
-
-
-def _millis(seconds: float) -> int:
-    return max(1, round(seconds * 1000))
-
-
-def keepalive_timing(network_timeout: float) -> tuple[int, int]:
-    """Seconds of silence before the first TCP keepalive probe, and between probes (3 of them).
-
-    Together at most `network_timeout`, unless that is under 4 s (TCP counts whole seconds, 1 at least).
-    """
-    idle = max(1, int(network_timeout // 2))
-    interval = max(1, int((network_timeout - idle) // _KEEPALIVE_PROBES))
-    return idle, interval
-
-
-def connect_kwargs(url: PostgresUrl, role: str = "") -> dict[str, object]:
-    """The settings of every connection: the schema, and a bound on every wait (ADR-0009, ADR-0062).
-
-    The URL's own libpq `options` (e.g. `-c synchronous_commit=off`) come first; ours are appended.
-    The application name is the URL's (default `sessionwatch`), plus `role` for the listener. TCP
-    keepalives and `tcp_user_timeout` follow `network_timeout` on the client (unless the URL sets
-    libpq's own) and on the server, so a dead peer is found from either end.
-    """
-    idle, interval = keepalive_timing(url.network_timeout)
-    user_timeout = _millis(url.network_timeout)
-    ours = (
-        f"-c search_path={url.schema} -c lock_timeout={_millis(url.lock_timeout)}"
-        f" -c statement_timeout={_millis(url.statement_timeout)}"
-        f" -c idle_in_transaction_session_timeout={_IDLE_IN_TRANSACTION_S * 1000}"
-        f" -c tcp_keepalives_idle={idle} -c tcp_keepalives_interval={interval}"
-        f" -c tcp_keepalives_count={_KEEPALIVE_PROBES} -c tcp_user_timeout={user_timeout}"
-    )
-    given = conninfo_to_dict(url.conninfo)
-    theirs = given.get("options")
-    client = {
-        "keepalives": 1,
-        "keepalives_idle": idle,
-        "keepalives_interval": interval,
-        "keepalives_count": _KEEPALIVE_PROBES,
-        "tcp_user_timeout": user_timeout,
-    }
-    return {
-        "autocommit": True,
-        "connect_timeout": max(1, round(url.connect_timeout)),
-        "application_name": f"{given.get('application_name') or 'sessionwatch'}{role}",
-        "options": f"{theirs} {ours}" if theirs else ours,
-        **{name: value for name, value in client.items() if name not in given},
-    }
-
-
-def answer_bound(url: PostgresUrl) -> float:
-    """The longest a call waits for any one answer from the server before `StoreError` (ADR-0062).
-
-    The server answers every statement within `statement_timeout` (a lock wait included); a
-    connection silent for `network_timeout` beyond that is dead.
-    """
-    return url.statement_timeout + url.network_timeout
-
-
-class _AnsweringConnection(psycopg.Connection[TupleRow]):
-    """A connection on which no wait for the server lasts longer than `answer_within` (ADR-0062).
-
-    TCP keepalives and `tcp_user_timeout` find a path that drops packets, but not a peer whose
-    kernel still acknowledges them while nothing comes back (a stalled proxy or pooler): this
-    bound does. A wait that reaches it closes the connection (its state is unknown) and raises
-    `OperationalError`, which the store reports as a lost connection.
-    """
-
-    answer_within: float | None = None
-
-    def wait(self, gen: PQGen[RV], interval: float = _POLL_S, timeout: float | None = None) -> RV:
-        limit = timeout if timeout is not None else self.answer_within
-        try:
-            return super().wait(gen, interval, limit)
-        except pg_errors._WaitTimeout:  # noqa: SLF001 - psycopg's own, raised only by a wait's timeout
-            self.pgconn.finish()
-            raise psycopg.OperationalError(
-                f"no answer from the server within {limit:g} s (statement_timeout + network_timeout);"
-                " the connection was closed"
-            ) from None
-
-
-def _redacted(message: str, conninfo: str) -> str:
-    """`message` with the URL, and its password in every spelling, replaced by `***`.
-
-    libpq quotes what it cannot use (a percent-encoded token, sometimes the whole URI), and a
-    password must never reach an exception, a log line or the CLI's stderr.
-    """
-    secrets = {conninfo}
-    with suppress(ValueError):
-        password = urlsplit(conninfo).password
-        if password:
-            secrets |= {password, unquote(password)}
-    with suppress(psycopg.Error):
-        parsed = conninfo_to_dict(conninfo).get("password")
-        if parsed:
-            secrets.add(str(parsed))
-    for secret in sorted(secrets, key=len, reverse=True):
-        message = message.replace(secret, "***")
-    return message
-
-
-def _raise_redacted(exc: psycopg.Error, conninfo: str) -> NoReturn:
-    """Re-raise `exc`, or an error of its class without the credentials its message quotes."""
-    message = str(exc)
-    clean = _redacted(message, conninfo)
-    if clean == message:
-        raise exc
-    raise type(exc)(clean) from None  # the original, which quotes the password, is not chained
-
-
-def _connect(conninfo: str, settings: dict[str, object], answer_within: float | None = None) -> Connection:
-    """`psycopg.connect`, whose errors never carry the URL's password.
-
-    With `answer_within`, no wait for the server on the connection lasts longer (`_AnsweringConnection`).
-    """
-    try:
-        if answer_within is None:
-            return psycopg.connect(conninfo, **settings)  # type: ignore[arg-type]
-        conn = _AnsweringConnection.connect(conninfo, **settings)  # type: ignore[arg-type]
-    except psycopg.Error as exc:
-        _raise_redacted(exc, conninfo)
-    conn.answer_within = answer_within
-    return conn
-
-
-class _Connections:
-    """A small pool: connections are made on demand, broken ones are dropped, a few idle ones kept.
-
-    A connection lost with the server is discarded when it comes back (with every idle one, which
-    most likely went with it), so the next call connects afresh: the store reconnects by itself,
-    without background threads or backoff timers.
-    """
-
-    def __init__(self, url: PostgresUrl) -> None:
-        self._conninfo = url.conninfo
-        self._kwargs = connect_kwargs(url)
-        self._answer_within = answer_bound(url)
-        self._idle: list[Connection] = []
-        self._lock = threading.Lock()
-        self._closed = False
-
-    def take(self) -> Connection:
-        """An idle connection, or a new one."""
-        with self._lock:
-            if self._closed:
-                raise StoreError("the store is closed")
-            if self._idle:
-                return self._idle.pop()
-        return _connect(self._conninfo, self._kwargs, self._answer_within)
-
-    def give_back(self, conn: Connection) -> None:
-        """Keep a healthy idle connection; close anything else."""
-        healthy = not conn.closed and not conn.broken
-        reusable = healthy and conn.info.transaction_status == TransactionStatus.IDLE
-        doomed: list[Connection] = []
-        with self._lock:
-            if reusable and not self._closed and len(self._idle) < _IDLE_CONNECTIONS:
-                self._idle.append(conn)
-                return
-            if not healthy:
-                doomed, self._idle = self._idle, []
-        for dead in (conn, *doomed):
-            dead.close()
-
-    @contextmanager
-    def connection(self) -> Iterator[Connection]:
-        """A connection for one transaction (or one autocommit statement)."""
-        conn = self.take()
-        try:
-            yield conn
-        finally:
-            self.give_back(conn)
-
-    def close(self) -> None:
-        """Close the idle connections; connections in use are closed when given back."""
-        with self._lock:
-            self._closed = True
-            idle, self._idle = self._idle, []
-        for conn in idle:
-            conn.close()
-
-
-def _is_connection_loss(conn: Connection, exc: psycopg.Error) -> bool:
-    return conn.closed or conn.broken or isinstance(exc, psycopg.InterfaceError)
 
 
 def _stored_version(c: Cursor) -> int | None:
@@ -314,11 +114,11 @@ class PostgresSignalStore:
         self.origin = uuid.uuid4().hex
         """This store instance's token in wake payloads: its own listener skips its own wakes."""
         try:
-            self._connections = _Connections(url)
+            self._connections = Connections(url)
         except psycopg.Error as exc:  # libpq cannot parse the URL; its message may quote the password
-            raise InvalidStoreUrl(f"url: {_redacted(str(exc), url.conninfo).strip()}") from None
+            raise InvalidStoreUrl(f"url: {redacted(str(exc), url.conninfo).strip()}") from None
         self._listener: PostgresWakeListener | None = None
-        self._begin = f"BEGIN; SET LOCAL idle_in_transaction_session_timeout = {_millis(url.network_timeout)}"
+        self._begin = f"BEGIN; SET LOCAL idle_in_transaction_session_timeout = {millis(url.network_timeout)}"
         """A write's begin: the server ends it, and frees the write lock, once its client is silent
         for `network_timeout` (ADR-0062); other transactions keep the longer idle limit."""
         self.lock_retries = 0
@@ -385,7 +185,7 @@ class PostgresSignalStore:
         """Begin and take the write lock; return the connection and the counter.
 
         Only this step is ever retried, because nothing was written yet: a lock timeout, a
-        serialization failure or a deadlock with jittered backoff (`_LOCK_ATTEMPTS` in all), and a
+        serialization failure or a deadlock with jittered backoff (`LOCK_ATTEMPTS` in all), and a
         connection found dead once, on a fresh connection. Once the caller's block runs, a failure
         rolls back and raises `StoreError`: the block is the caller's decision, never re-run here.
         """
@@ -399,15 +199,15 @@ class PostgresSignalStore:
                     c.execute(sql.LOCK_AND_READ_COUNTER)
                     return conn, int(one(c)[0])
             except BaseException as exc:
-                lost = isinstance(exc, psycopg.Error) and _is_connection_loss(conn, exc)
+                lost = isinstance(exc, psycopg.Error) and is_connection_loss(conn, exc)
                 if not lost:
                     with suppress(psycopg.Error):
                         conn.rollback()
                 self._connections.give_back(conn)
-                if isinstance(exc, _RETRIED_AT_LOCK) and attempt + 1 < _LOCK_ATTEMPTS:
+                if isinstance(exc, _RETRIED_AT_LOCK) and attempt + 1 < LOCK_ATTEMPTS:
                     attempt += 1
                     self.lock_retries += 1
-                    time.sleep(random.uniform(0.5, 1.5) * _BACKOFF_S * attempt)  # noqa: S311 - jitter only
+                    time.sleep(random.uniform(0.5, 1.5) * BACKOFF_S * attempt)  # noqa: S311 - jitter only
                 elif lost and not replaced:
                     replaced = True
                 else:
@@ -437,7 +237,7 @@ class PostgresSignalStore:
                             c.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                             return query(c)
                     except psycopg.OperationalError as exc:
-                        if attempt == 1 and _is_connection_loss(conn, exc):
+                        if attempt == 1 and is_connection_loss(conn, exc):
                             continue
                         raise
             except psycopg.Error as exc:
@@ -623,7 +423,7 @@ class PostgresSignalStore:
 
         TCP keepalives (every connection's, after `network_timeout` of silence) find a dead peer.
         """
-        return _connect(self.url.conninfo, connect_kwargs(self.url, "-listener"))
+        return connect(self.url.conninfo, connect_kwargs(self.url, "-listener"))
 
     @property
     def listener(self) -> PostgresWakeListener | None:

@@ -15,13 +15,13 @@ from typing import Final
 import psycopg
 
 from sessionwatch.adapters.stores.port import StoreError
-from sessionwatch.adapters.stores.postgres import (
+from sessionwatch.adapters.stores.postgres import _wrap
+from sessionwatch.adapters.stores.postgres_connections import (
     Connection,
-    _connect,
-    _redacted,
-    _wrap,
     answer_bound,
+    connect,
     connect_kwargs,
+    redacted,
 )
 from sessionwatch.adapters.stores.sql import postgres_schema as sql
 from sessionwatch.adapters.stores.urls import InvalidStoreUrl, PostgresUrl
@@ -52,9 +52,9 @@ def schema_kind(url: PostgresUrl) -> SchemaKind:
     try:
         settings = connect_kwargs(url)
     except psycopg.Error as exc:  # libpq cannot parse the URL; its message may quote the password
-        raise InvalidStoreUrl(f"url: {_redacted(str(exc), url.conninfo).strip()}") from None
+        raise InvalidStoreUrl(f"url: {redacted(str(exc), url.conninfo).strip()}") from None
     try:
-        with closing(_connect(url.conninfo, settings, answer_bound(url))) as conn:
+        with closing(connect(url.conninfo, settings, answer_bound(url))) as conn:
             return _kind(conn, url.schema)
     except psycopg.Error as exc:
         raise StoreError(f"cannot open PostgreSQL schema {url.schema!r}: {_wrap(exc)}") from exc
@@ -68,7 +68,7 @@ def drop_if_unused(url: PostgresUrl, *, keep_schema: bool) -> bool:
     dropped.
     """
     try:
-        opened = _connect(url.conninfo, connect_kwargs(url), answer_bound(url))
+        opened = connect(url.conninfo, connect_kwargs(url), answer_bound(url))
         with closing(opened) as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"sessionwatch.schema:{url.schema}",))
             if _kind(conn, url.schema) is not SchemaKind.STORE:

@@ -51,7 +51,7 @@ from stores import FILE_STORES, PG_URL, admin, needs_postgres, postgres_url, wit
 import sessionwatch
 from sessionwatch import Actor, SessionWatch, Signal, SignalInput, StoreError
 from sessionwatch.adapters.stores import sqlite as sqlite_store
-from sessionwatch.adapters.stores.postgres import lock_wait_bound
+from sessionwatch.adapters.stores.postgres_connections import lock_wait_bound
 from sessionwatch.adapters.stores.sqlite import SqliteSignalStore
 from sessionwatch.adapters.stores.urls import parse_url
 from sessionwatch.testing import FakeClock

@@ -27,7 +27,8 @@ from stores import PG_URL, admin, needs_postgres, postgres_url, with_query
 import sessionwatch
 from sessionwatch import Actor, InvalidStoreUrl, SessionWatch, Signal, StoreError
 from sessionwatch.adapters.extras import install_hint
-from sessionwatch.adapters.stores.postgres import PostgresSignalStore, connect_kwargs
+from sessionwatch.adapters.stores.postgres import PostgresSignalStore
+from sessionwatch.adapters.stores.postgres_connections import connect_kwargs
 from sessionwatch.adapters.stores.urls import DEFAULT_SCHEMA, PostgresUrl, parse_url
 
 WORKER = "agent:main:worker"
