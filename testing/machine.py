@@ -23,6 +23,20 @@ from sessionwatch.domain.ports import Clock, Waker
 from sessionwatch.domain.signals import Actor, RunOutcome, SignalKind
 from sessionwatch.projections.models import Notice, Signal
 from sessionwatch.testing.fakes import FakeClock, RecordingWaker
+from sessionwatch.testing.machine_world import (
+    CRON_GROUP,
+    GROUP,
+    HOLDER_KEYS,
+    IDENTITIES,
+    KIND_SUMMARIES,
+    MACHINE_ACTORS,
+    PRODUCER_WATCHERS,
+    TARGETS,
+    WATCHERS,
+    expect,
+    expected_text,
+    require,
+)
 from sessionwatch.testing.model import (
     Identity,
     NoticeModel,
@@ -33,77 +47,6 @@ from sessionwatch.testing.model import (
     is_subagent,
     wake_reason,
 )
-
-_WATCHERS = ("agent:main:main", "agent:ops:main", "agent:main:subagent:helper", "agent:ops:SubAgent:probe")
-"""Agent-qualified watchers; the last two are subagent keys (never woken)."""
-
-_GROUP: Identity = ("agent:main:telegram:group:7", "main")
-"""A group session: a human turn into it makes `agent:main:main` its ambient watcher first."""
-
-_CRON_GROUP: Identity = ("agent:main:cron:nightly:group:7", "main")
-"""A cron session whose key names a group: no group, so a human turn into it registers nothing."""
-
-_TARGETS: tuple[Identity, ...] = (
-    ("agent:main:worker", "main"),
-    ("agent:Ops:Worker", "ops"),  # a key that writes its agent id capitalized: agent ops's session
-    _GROUP,
-    _CRON_GROUP,
-    ("agent:main:subagent:child", "main"),
-    ("global", "main"),
-    ("global", "ops"),
-)
-"""Watched sessions; the two `global`s differ only by agent id and must never mix; `agent:Ops:Worker`
-is agent `ops`'s (its agent id normalized), a session of its own beside any `agent:ops:worker`."""
-
-_OUTSIDER = "agent:research:outsider"
-"""An agent that is never upserted: it may hold a seeded cursor, the sweep must skip it."""
-
-
-def _expected_text(target: str, last_seen: int) -> str:
-    """The notice line, byte for byte, spelled out here rather than imported."""
-    return (
-        f'Session "{target}" changed (other actor). Reconcile before acting: '
-        f'session_status sessionKey "{target}" changesSince {last_seen}.'
-    )
-
-
-def _expect(actual: object, expected: object, what: str) -> None:
-    """Fail with both values (an explicit raise: checks must survive `python -O`)."""
-    if actual != expected:
-        raise AssertionError(f"{what}: expected {expected!r}, got {actual!r}")
-
-
-def _require(condition: bool, what: str) -> None:
-    if not condition:
-        raise AssertionError(what)
-
-
-_IDENTITIES: tuple[Identity, ...] = (
-    *_TARGETS,
-    *(identity for identity in map(identity_of_watcher, _WATCHERS) if identity is not None),
-)
-_HOLDER_KEYS = (*_WATCHERS, "agent:main:worker", _OUTSIDER)
-"""Every key that can come to hold a cursor in the machine."""
-_PRODUCER_WATCHERS = (*_WATCHERS, "agent:main:worker", "global", "cron:nightly")
-_MACHINE_ACTORS = (
-    Actor.human(),
-    Actor.human("alice"),
-    Actor.system(),
-    *(Actor.agent(w) for w in _WATCHERS),
-    Actor.agent("agent:main:worker"),
-    Actor.agent(_OUTSIDER),
-)
-_KIND_SUMMARIES = {
-    SignalKind.HUMAN_DIRECT_MESSAGE: "human message via telegram",
-    SignalKind.UPSTREAM_MISSING: "upstream missing via claude-code",
-    SignalKind.GOAL_CHANGED: "goal updated",
-    SignalKind.CHILD_SPAWNED: "child session spawned",
-    SignalKind.RUN_COMPLETED: "child run completed",
-    SignalKind.RUN_FAILED: "child run failed",
-    SignalKind.COMPACTED: "session compacted",
-    SignalKind.ADOPTED: "session adopted",
-    SignalKind.CREATED: "session created",
-}
 
 
 class SessionWatchMachine(RuleBasedStateMachine):
@@ -193,7 +136,7 @@ class SessionWatchMachine(RuleBasedStateMachine):
         before = self.stored()
         self.waker.take()
         signal = self.watch.record(
-            key, kind=kind, actor=actor, summary=_KIND_SUMMARIES[kind], agent_id=agent, watchers=producers
+            key, kind=kind, actor=actor, summary=KIND_SUMMARIES[kind], agent_id=agent, watchers=producers
         )
         self._check_recorded(target, signal, actor, producers, before)
 
@@ -208,7 +151,7 @@ class SessionWatchMachine(RuleBasedStateMachine):
         """Compare the store after `signal` (recorded now, naming `producers`) with the model's record."""
         key, agent = target
         kind = signal.kind
-        _require(
+        require(
             signal.sequence > self.last_sequence,
             f"sequence {signal.sequence} after {self.last_sequence}: one global counter, strictly increasing",
         )
@@ -218,10 +161,10 @@ class SessionWatchMachine(RuleBasedStateMachine):
         wakes = self.waker.take()
         notifying = self.model.notifying
         if kind.value not in notifying and kind is not SignalKind.CHILD_SPAWNED:
-            _expect(after, before, f"cursors after a log-only {kind.value}")
+            expect(after, before, f"cursors after a log-only {kind.value}")
         if actor.actor_type == "agent" and actor.actor_id is not None and kind.value in notifying:
             mine = (actor.actor_id, key, agent)
-            _expect(after.get(mine), before.get(mine), "the actor's own cursor after a self-caused signal")
+            expect(after.get(mine), before.get(mine), "the actor's own cursor after a self-caused signal")
         if self.model.wakes is not None:
             owed = [(w, wake_reason(key)) for w in sorted(opened) if self.model.owes_wake((w, key, agent))]
             self._expect_coalesced(wakes, owed, f"wakes after a {kind.value}")
@@ -231,12 +174,12 @@ class SessionWatchMachine(RuleBasedStateMachine):
         may_wake = {(w, wake_reason(key)) for w in touched if self.model.owes_wake((w, key, agent))}
         must_wake = {(w, wake_reason(key)) for w in opened if self.model.owes_wake((w, key, agent))}
         if kind.value in notifying:
-            _require(
+            require(
                 must_wake <= calls <= may_wake,
                 f"wakes {sorted(calls)}: must include {sorted(must_wake)}, may include {sorted(may_wake)}",
             )
         else:
-            _expect(calls, set(), f"wakes after a {kind.value}")
+            expect(calls, set(), f"wakes after a {kind.value}")
 
     def _now(self) -> float:
         return self.clock.now().timestamp()
@@ -249,33 +192,33 @@ class SessionWatchMachine(RuleBasedStateMachine):
         if self.model.wakes is None:
             raise AssertionError("only a machine with wake_coalesce coalesces")
         woken = self.model.wakes.offer([watcher for watcher, _ in owed], self._now())
-        _expect(sorted(w for w, _ in calls), sorted(woken), f"{what} (coalesced, one per watcher)")
+        expect(sorted(w for w, _ in calls), sorted(woken), f"{what} (coalesced, one per watcher)")
         reasons = {reason for _, reason in owed}
         for call in calls:
-            _require(call[1] in reasons, f"{what}: wake {call} for none of {sorted(reasons)}")
+            require(call[1] in reasons, f"{what}: wake {call} for none of {sorted(reasons)}")
 
     def _expect_digest(self, watcher: str, digests: list[Notice]) -> None:
         """The digest notices given to `watcher` are exactly the model's one, with its exact text."""
         expected = self.model.digest_text(identity_of_watcher(watcher))
         got = [(n.last_seen, n.text) for n in digests]
-        _expect(got, [] if expected is None else [expected], f"creation digest of {watcher}")
+        expect(got, [] if expected is None else [expected], f"creation digest of {watcher}")
         for notice in digests:
-            _expect((notice.target, notice.digest), (watcher, "session_creations"), "digest notice target")
+            expect((notice.target, notice.digest), (watcher, "session_creations"), "digest notice target")
 
     def _expect_follow_up_wakes(self, watcher: str, follow_ups: Iterable[Identity]) -> None:
         owed = [(watcher, wake_reason(k)) for k, a in follow_ups if self.model.owes_wake((watcher, k, a))]
         if self.model.wakes is not None:
             self._expect_coalesced(self.waker.take(), owed, f"follow-up wakes of {watcher}")
             return
-        _expect(set(self.waker.take()), set(owed), f"follow-up wakes of {watcher}")
+        expect(set(self.waker.take()), set(owed), f"follow-up wakes of {watcher}")
 
     # --------------------------------------------------------------------------------- rules
 
     @rule(
-        session=st.sampled_from(_IDENTITIES),
+        session=st.sampled_from(IDENTITIES),
         kind=st.sampled_from(list(SignalKind)),
-        actor=st.sampled_from(_MACHINE_ACTORS),
-        watchers=st.lists(st.sampled_from(_PRODUCER_WATCHERS), max_size=3),
+        actor=st.sampled_from(MACHINE_ACTORS),
+        watchers=st.lists(st.sampled_from(PRODUCER_WATCHERS), max_size=3),
     )
     def record(self, session: Identity, kind: SignalKind, actor: Actor, watchers: list[str]) -> None:
         """`record` any kind on any identity, with producer watchers."""
@@ -298,20 +241,20 @@ class SessionWatchMachine(RuleBasedStateMachine):
                 key,
                 kind=SignalKind.CHILD_SPAWNED,
                 actor=actor,
-                summary=_KIND_SUMMARIES[SignalKind.CHILD_SPAWNED],
+                summary=KIND_SUMMARIES[SignalKind.CHILD_SPAWNED],
                 agent_id=agent,
                 watchers=watchers,
             )
         except InvalidSignal as refused:
-            _expect(refused.field, "watchers", "the field named by a refused spawn")
+            expect(refused.field, "watchers", "the field named by a refused spawn")
         else:
             raise AssertionError(f"a child_spawned with watchers {watchers} other than its requester")
-        _expect(self.stored(), before, "cursors after a refused spawn")
+        expect(self.stored(), before, "cursors after a refused spawn")
         return True
 
     @rule(
-        session=st.sampled_from(_TARGETS),
-        requester=st.sampled_from(_PRODUCER_WATCHERS),
+        session=st.sampled_from(TARGETS),
+        requester=st.sampled_from(PRODUCER_WATCHERS),
         outcome=st.sampled_from(("ok", "error", "timeout", "cancelled")),
     )
     def run_terminal(self, session: Identity, requester: str, outcome: RunOutcome) -> None:
@@ -323,14 +266,14 @@ class SessionWatchMachine(RuleBasedStateMachine):
         signal = self.watch.record_run_terminal(
             child_key=key, run_id=f"run-{self.runs}", requester_key=requester, outcome=outcome, agent_id=agent
         )
-        _require(signal is not None, f"the end of a run of {session} was not recorded")
-        assert signal is not None  # noqa: S101 - for the type checker; _require raised otherwise
+        require(signal is not None, f"the end of a run of {session} was not recorded")
+        assert signal is not None  # noqa: S101 - for the type checker; require raised otherwise
         producers = [requester] if identity_of_watcher(requester) != session else []
         self._check_recorded(session, signal, Actor.system(), producers, before)
 
     @rule(
-        session=st.sampled_from(_IDENTITIES),
-        actor=st.sampled_from(_MACHINE_ACTORS),
+        session=st.sampled_from(IDENTITIES),
+        actor=st.sampled_from(MACHINE_ACTORS),
         session_id=st.sampled_from((None, "s-1", "s-2")),
         internal=st.booleans(),
     )
@@ -347,33 +290,33 @@ class SessionWatchMachine(RuleBasedStateMachine):
         signal = self.watch.record_session_created(
             key, actor=actor, session_id=session_id, agent_id=agent, internal=internal
         )
-        _require(signal is not None, f"a creation of {session} was not recorded")
-        assert signal is not None  # noqa: S101 - for the type checker; _require raised otherwise
+        require(signal is not None, f"a creation of {session} was not recorded")
+        assert signal is not None  # noqa: S101 - for the type checker; require raised otherwise
         dedupe = f"created:{agent}:{key}:{session_id or ''}"
-        _expect(signal.dedupe_key, dedupe, "the dedupe key of a created signal")
+        expect(signal.dedupe_key, dedupe, "the dedupe key of a created signal")
         if dedupe in self.model.created:
-            _require(signal.sequence <= self.last_sequence, "a repeated creation answers with its signal")
+            require(signal.sequence <= self.last_sequence, "a repeated creation answers with its signal")
         else:
-            _require(signal.sequence > self.last_sequence, "a creation takes the next sequence")
+            require(signal.sequence > self.last_sequence, "a creation takes the next sequence")
             self.last_sequence = signal.sequence
             self.model.create(session, signal.sequence, actor, dedupe=dedupe, internal=internal)
         self.model.known.add(session)
         self.model.registered.add(session)
-        _expect(self.stored(), before, "cursors after a created signal")
-        _expect(self.waker.take(), [], "wakes after a created signal")
+        expect(self.stored(), before, "cursors after a created signal")
+        expect(self.waker.take(), [], "wakes after a created signal")
 
     @rule(
-        session=st.sampled_from(_TARGETS),
-        watchers=st.lists(st.sampled_from(_PRODUCER_WATCHERS), min_size=1, max_size=4),
-        actor=st.sampled_from(_MACHINE_ACTORS),
+        session=st.sampled_from(TARGETS),
+        watchers=st.lists(st.sampled_from(PRODUCER_WATCHERS), min_size=1, max_size=4),
+        actor=st.sampled_from(MACHINE_ACTORS),
     )
     def record_with_producer_watchers(self, session: Identity, watchers: list[str], actor: Actor) -> None:
         """A notifying `goal_changed` that always names producer watchers."""
         self._record(session, SignalKind.GOAL_CHANGED, actor, watchers)
 
     @rule(
-        watcher=st.sampled_from((*_WATCHERS, "global")),
-        session=st.sampled_from(_IDENTITIES),
+        watcher=st.sampled_from((*WATCHERS, "global")),
+        session=st.sampled_from(IDENTITIES),
         explicit_agent=st.booleans(),
         ambient=st.booleans(),
     )
@@ -394,16 +337,16 @@ class SessionWatchMachine(RuleBasedStateMachine):
             and watcher_identity != session
             and (explicit_agent or agent_of(key) is not None)
         )
-        _expect(accepted, expected, f"watch({watcher!r}, {key!r}, explicit agent: {explicit_agent})")
+        expect(accepted, expected, f"watch({watcher!r}, {key!r}, explicit agent: {explicit_agent})")
         pair = (watcher, key, agent)
         promoted = accepted and self.model.register(pair, ambient=ambient)
         woken = [(watcher, wake_reason(key))] if promoted and not is_subagent(watcher) else []
         if self.model.wakes is not None:
             self._expect_coalesced(self.waker.take(), woken, "wakes after a watch")
             return
-        _expect(self.waker.take(), woken, "wakes after a watch")
+        expect(self.waker.take(), woken, "wakes after a watch")
 
-    @rule(actor=st.sampled_from(_MACHINE_ACTORS), session=st.sampled_from((_GROUP, _CRON_GROUP)))
+    @rule(actor=st.sampled_from(MACHINE_ACTORS), session=st.sampled_from((GROUP, CRON_GROUP)))
     def human_turn_in_group(self, actor: Actor, session: Identity) -> None:
         """`record_human_message` into a group: kept only for a human's turn into a watched session.
 
@@ -414,15 +357,15 @@ class SessionWatchMachine(RuleBasedStateMachine):
         key, agent = session
         self.waker.take()
         before = self.stored()
-        if actor.actor_type == "human" and session == _GROUP:
+        if actor.actor_type == "human" and session == GROUP:
             self.model.register(("agent:main:main", key, agent), ambient=True)
         watched = any((k, a) == session for _, k, a in self.model.cursors)
         signal = self.watch.record_human_message(key, channel="telegram", actor=actor, agent_id=agent)
         kept = actor.actor_type == "human" and watched
-        _expect(signal is not None, kept, f"whether a turn by {actor.actor_type} into {key} was kept")
+        expect(signal is not None, kept, f"whether a turn by {actor.actor_type} into {key} was kept")
         if signal is None:
-            _expect(self.waker.take(), [], "wakes after a turn not kept")
-            _expect(self.stored(), before, "cursors after a turn not kept: nothing written")
+            expect(self.waker.take(), [], "wakes after a turn not kept")
+            expect(self.stored(), before, "cursors after a turn not kept: nothing written")
             return
         self.last_sequence = signal.sequence
         opened = self.model.record(session, signal.sequence, SignalKind.HUMAN_DIRECT_MESSAGE, actor, ())
@@ -430,16 +373,16 @@ class SessionWatchMachine(RuleBasedStateMachine):
         if self.model.wakes is not None:
             self._expect_coalesced(self.waker.take(), must, "wakes after a turn into a group")
         else:
-            _expect(set(self.waker.take()), set(must), "wakes after a turn into a group")
+            expect(set(self.waker.take()), set(must), "wakes after a turn into a group")
 
-    @rule(watcher=st.sampled_from(_HOLDER_KEYS), session=st.sampled_from(_IDENTITIES))
+    @rule(watcher=st.sampled_from(HOLDER_KEYS), session=st.sampled_from(IDENTITIES))
     def unwatch(self, watcher: str, session: Identity) -> None:
         """`unwatch` removes the cursor, and says whether there was one."""
         key, agent = session
         removed = self.watch.unwatch(watcher, key, target_agent_id=agent)
-        _expect(removed, self.model.remove((watcher, key, agent)), f"unwatch({watcher!r}, {session})")
+        expect(removed, self.model.remove((watcher, key, agent)), f"unwatch({watcher!r}, {session})")
 
-    @rule(watcher=st.sampled_from(_HOLDER_KEYS))
+    @rule(watcher=st.sampled_from(HOLDER_KEYS))
     def drain(self, watcher: str) -> None:
         """`drain` returns exactly the pending notices and acknowledges them."""
         expected = self.model.pending(watcher)
@@ -449,17 +392,17 @@ class SessionWatchMachine(RuleBasedStateMachine):
         self._expect_digest(watcher, [n for n in everything if n.digest is not None])
         self.model.drain_digest(identity_of_watcher(watcher))
         got = {(n.target, n.target_agent_id): n.last_seen for n in drained}
-        _expect(got, expected, f"notices drained by {watcher}")
-        _expect(len(drained), len(expected), f"number of notices drained by {watcher}")
+        expect(got, expected, f"notices drained by {watcher}")
+        expect(len(drained), len(expected), f"number of notices drained by {watcher}")
         for notice in drained:
-            _expect(notice.text, _expected_text(notice.target, notice.last_seen), "notice text")
+            expect(notice.text, expected_text(notice.target, notice.last_seen), "notice text")
         follow_ups = [(k, a) for k, a in expected if self.model.acknowledge((watcher, k, a))]
         self._expect_follow_up_wakes(watcher, follow_ups)
 
     @rule(
-        watcher=st.sampled_from(_HOLDER_KEYS),
-        keep=st.lists(st.booleans(), min_size=len(_IDENTITIES), max_size=len(_IDENTITIES)),
-        interleaved=st.none() | st.sampled_from(_TARGETS),
+        watcher=st.sampled_from(HOLDER_KEYS),
+        keep=st.lists(st.booleans(), min_size=len(IDENTITIES), max_size=len(IDENTITIES)),
+        interleaved=st.none() | st.sampled_from(TARGETS),
     )
     def acknowledge_some(self, watcher: str, keep: list[bool], interleaved: Identity | None) -> None:
         """Two-phase: read the notices, maybe record in between, acknowledge some."""
@@ -478,7 +421,7 @@ class SessionWatchMachine(RuleBasedStateMachine):
         ]
         self._expect_follow_up_wakes(watcher, follow_ups)
 
-    @rule(identity=st.sampled_from(_IDENTITIES))
+    @rule(identity=st.sampled_from(IDENTITIES))
     def reset(self, identity: Identity) -> None:
         """`reset_session` drops the cursors the session holds; its history stays."""
         key, agent = identity
@@ -486,7 +429,7 @@ class SessionWatchMachine(RuleBasedStateMachine):
         self.model.drop_held_by(identity)
         self.model.forget(identity, deleted=False)
 
-    @rule(identity=st.sampled_from(_IDENTITIES))
+    @rule(identity=st.sampled_from(IDENTITIES))
     def delete(self, identity: Identity) -> None:
         """`delete_session` forgets the identity and every cursor it holds or is watched by."""
         key, agent = identity
@@ -498,7 +441,7 @@ class SessionWatchMachine(RuleBasedStateMachine):
         self.model.known.discard(identity)
         self.model.registered.discard(identity)
 
-    @rule(identity=st.sampled_from(_IDENTITIES))
+    @rule(identity=st.sampled_from(IDENTITIES))
     def upsert(self, identity: Identity) -> None:
         """`upsert_session` makes the identity known and an existing watcher for the sweep."""
         key, agent = identity
@@ -519,7 +462,7 @@ class SessionWatchMachine(RuleBasedStateMachine):
             self.watch.sweep()
         owed = self.model.sweep()
         if self.model.wakes is None:
-            _expect(set(self.waker.take()), owed, "wakes of the restart sweep")
+            expect(set(self.waker.take()), owed, "wakes of the restart sweep")
             return
         if reopened:
             self.model.wakes.forget()  # coalescing does not survive a restart
@@ -543,13 +486,13 @@ class SessionWatchMachine(RuleBasedStateMachine):
         if self.model.wakes is None:
             return
         self.waker.take()
-        self.watch.pending_notices(_WATCHERS[0])  # any call into the store delivers them first
+        self.watch.pending_notices(WATCHERS[0])  # any call into the store delivers them first
         woken = self.model.wakes.trailing(self._now(), self._owes_a_wake)
-        reasons = {wake_reason(key) for key, _ in _IDENTITIES}
+        reasons = {wake_reason(key) for key, _ in IDENTITIES}
         calls = self.waker.take()
-        _expect(sorted(w for w, _ in calls), sorted(woken), "trailing wakes (one per watcher)")
+        expect(sorted(w for w, _ in calls), sorted(woken), "trailing wakes (one per watcher)")
         for call in calls:
-            _require(call[1] in reasons, f"trailing wake {call} for no known target")
+            require(call[1] in reasons, f"trailing wake {call} for no known target")
 
     def _owes_a_wake(self, watcher: str) -> bool:
         """Whether the watcher has a pending notice that wakes (not an ambient one)."""
@@ -561,12 +504,12 @@ class SessionWatchMachine(RuleBasedStateMachine):
     def cursors_are_ordered(self) -> None:
         """`L <= N <= M` for every cursor."""
         for pair, (last_seen, notified, material) in self.stored().items():
-            _require(last_seen <= notified <= material, f"{pair}: L, N, M = {last_seen, notified, material}")
+            require(last_seen <= notified <= material, f"{pair}: L, N, M = {last_seen, notified, material}")
 
     @invariant()
     def cursors_match_the_model(self) -> None:
         """The stored cursors are exactly the model's."""
-        _expect(self.stored(), self.model.cursors, "stored cursors")
+        expect(self.stored(), self.model.cursors, "stored cursors")
 
     @invariant()
     def provenances_match_the_model(self) -> None:
@@ -575,40 +518,40 @@ class SessionWatchMachine(RuleBasedStateMachine):
             (c.watcher, c.target_key, c.target_agent_id): c.provenance
             for c in self.watch.store.read_model().all_cursors()
         }
-        _expect(stored, self.model.provenances(), "cursor provenances")
+        expect(stored, self.model.provenances(), "cursor provenances")
 
     @invariant()
     def one_notice_per_stale_pair_with_the_exact_text(self) -> None:
         """At most one pending notice per (watcher, target), with the byte-stable text."""
-        for watcher in {*_HOLDER_KEYS, *(w for w, _, _ in self.model.cursors)}:
+        for watcher in {*HOLDER_KEYS, *(w for w, _, _ in self.model.cursors)}:
             everything = self.watch.pending_notices(watcher)
             notices = [n for n in everything if n.digest is None]
             self._expect_digest(watcher, [n for n in everything if n.digest is not None])
             targets = [(n.target, n.target_agent_id) for n in notices]
-            _expect(len(set(targets)), len(targets), f"distinct targets among {watcher}'s notices")
+            expect(len(set(targets)), len(targets), f"distinct targets among {watcher}'s notices")
             got = dict(zip(targets, (n.last_seen for n in notices), strict=True))
-            _expect(got, self.model.pending(watcher), f"pending notices of {watcher}")
+            expect(got, self.model.pending(watcher), f"pending notices of {watcher}")
             for notice in notices:
-                _expect(notice.watcher, watcher, "notice watcher")
-                _expect(notice.text, _expected_text(notice.target, notice.last_seen), "notice text")
+                expect(notice.watcher, watcher, "notice watcher")
+                expect(notice.text, expected_text(notice.target, notice.last_seen), "notice text")
                 pair = (watcher, notice.target, notice.target_agent_id)
-                _expect(notice.provenance, self.model.provenances()[pair], f"provenance of {pair}'s notice")
+                expect(notice.provenance, self.model.provenances()[pair], f"provenance of {pair}'s notice")
 
     @invariant()
     def heads_match_the_model(self) -> None:
         """Each known identity's head is its last signal's sequence; an unknown one is unknown."""
-        for identity in _IDENTITIES:
+        for identity in IDENTITIES:
             key, agent = identity
             try:
                 head: int | None = self.watch.session_status(key, agent_id=agent).state_version
             except UnknownSession:
                 head = None
             expected = self.model.heads.get(identity, 0) if identity in self.model.known else None
-            _expect(head, expected, f"head of {identity} (None: unknown session)")
+            expect(head, expected, f"head of {identity} (None: unknown session)")
 
     @invariant()
     def the_audit_is_clean(self) -> None:
         """`audit()` finds nothing: the replay rebuilds the stored read models; every invariant holds."""
         report = self.watch.audit()
         details = "; ".join(f"{v.kind}: {v.detail}" for v in report.violations)
-        _require(report.ok, f"the audit found violations: {details}")
+        require(report.ok, f"the audit found violations: {details}")
