@@ -49,7 +49,7 @@ from sessionwatch import (
     SignalKind,
     UnknownSession,
 )
-from sessionwatch.domain.keys import SessionIdentity, agent_id_of
+from sessionwatch.domain.keys import SessionIdentity, agent_id_of, normalize_agent_id
 from sessionwatch.domain.signals import MAX_TURNS
 from sessionwatch.testing import signal_inputs, signal_kinds
 
@@ -307,12 +307,15 @@ class Fuzzed:
     def owner(self) -> str | None:
         """The agent id the identity resolves to, or None when the key and the agent id do not."""
         parts = parts_of(self.key)
-        parsed = parts[1] if len(parts) >= 3 and parts[0] == "agent" else None
+        parsed = normalize_agent_id(parts[1]) if len(parts) >= 3 and parts[0] == "agent" else None
         if self.agent_id is None:
             return parsed
-        if not agent_id_ok(self.agent_id) or (parsed is not None and parsed != self.agent_id):
+        if not agent_id_ok(self.agent_id):
             return None
-        return self.agent_id
+        if parsed is None:  # a bare key keeps its explicit agent id as given
+            return self.agent_id
+        # an explicit agent id must normalize to the key's agent (`;` is agent `main`, as in the reference)
+        return parsed if normalize_agent_id(self.agent_id) == parsed else None
 
     def payload_ok(self) -> bool:
         if self.payload is None:
