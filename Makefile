@@ -17,7 +17,7 @@ $(BIN)/python:
 # pyproject.toml or a package source changed (a new module needs the link tree rebuilt), never when
 # nothing did. The demo needs the runtime package only; the tests need the `dev` extra, which
 # includes it, so a dev install also satisfies the demo.
-PACKAGE_SOURCES := pyproject.toml $(wildcard *.py) \
+PACKAGE_SOURCES := pyproject.toml $(wildcard *.py) $(wildcard tools/*.py) \
 	$(shell find domain projections adapters testing integrations cli -name '*.py' 2>/dev/null)
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 DEV_STAMP     := $(VENV)/.installed-dev
@@ -35,10 +35,12 @@ install: $(DEV_STAMP)
 demo: $(RUNTIME_STAMP)
 	$(BIN)/sessionwatch demo
 
-# The sync façade (adapters/entry/watch*.py) is generated from the asyncio one (aio*.py), ADR-0069:
-# after editing aio.py, aio_upstream.py or aio_open.py, regenerate; the test suite fails until then.
+# The sync façade (adapters/entry/watch*.py) is generated from the asyncio one (aio*.py) by every
+# build, `make install` included (tools/build_backend.py, ADR-0073); git ignores it. After editing
+# aio.py, aio_upstream.py or aio_open.py, `make generate` (or any make target) writes it again; the
+# test suite fails until then.
 generate: install
-	$(BIN)/python tests/async_to_sync.py --write
+	$(BIN)/python tools/async_to_sync.py --write
 
 lint: install
 	$(BIN)/ruff check .

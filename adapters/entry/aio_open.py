@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Literal
 
 from sessionwatch.adapters.app.core import check_options
 from sessionwatch.adapters.app.maintenance import defer_startup_sweep
+from sessionwatch.adapters.entry.aio import AsyncSessionWatch
 from sessionwatch.adapters.stores.factory import open_store
 from sessionwatch.adapters.stores.port import StoreError
 from sessionwatch.domain.ports import AsyncWaker, Clock, Waker
 from sessionwatch.domain.retention import Retention
 from sessionwatch.domain.watch_cursor import DEFAULT_MAIN_KEY
 
-if True:  # ASYNC: what only the asyncio façade has; `else:` holds what only the sync one has
+if True:  # ASYNC: what only the asyncio façade has
     import asyncio
-    import functools
 
-    from sessionwatch.adapters.entry.aio import OPENING_FOR, AsyncSessionWatch
-else:
-    from sessionwatch.adapters.entry.watch import SessionWatch
+    from sessionwatch.adapters.entry.aio import OPENING_FOR
 
 
 async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
@@ -53,23 +52,23 @@ async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
     notice its next `drain` returns. `sessionwatch.aio.open()` opens the store off the running loop.
     """
     check_options(notice_links=notice_links, main_key=main_key, wake_coalesce=wake_coalesce)  # or no store
+    build = functools.partial(
+        AsyncSessionWatch,
+        clock=clock,
+        waker=waker,
+        retention=retention,
+        cross_process_wakes=cross_process_wakes,
+        notice_links=notice_links,
+        notify_terminal_runs=notify_terminal_runs,
+        notify_on_create=notify_on_create,
+        main_key=main_key,
+        wake_coalesce=wake_coalesce,
+    )
     if True:  # ASYNC
         store = await asyncio.to_thread(functools.partial(open_store, url, synchronous=synchronous))
-        build = functools.partial(
-            AsyncSessionWatch,
-            store,
-            clock=clock,
-            waker=waker,
-            retention=retention,
-            notice_links=notice_links,
-            notify_terminal_runs=notify_terminal_runs,
-            notify_on_create=notify_on_create,
-            main_key=main_key,
-            wake_coalesce=wake_coalesce,
-        )
         opening = OPENING_FOR.set(asyncio.get_running_loop())  # the thread below sees a copy of this context
         try:  # building reads the store and may connect the cross-process listener: off the loop
-            watch = await asyncio.to_thread(build, cross_process_wakes=cross_process_wakes)
+            watch = await asyncio.to_thread(build, store)
         except BaseException:
             await asyncio.to_thread(store.close)
             raise
@@ -78,18 +77,7 @@ async def open(  # noqa: A001 - sessionwatch.aio.open mirrors sessionwatch.open
     else:
         store = open_store(url, synchronous=synchronous)
         try:
-            watch = SessionWatch(
-                store,
-                clock=clock,
-                waker=waker,
-                retention=retention,
-                cross_process_wakes=cross_process_wakes,
-                notice_links=notice_links,
-                notify_terminal_runs=notify_terminal_runs,
-                notify_on_create=notify_on_create,
-                main_key=main_key,
-                wake_coalesce=wake_coalesce,
-            )
+            watch = build(store)
         except BaseException:
             store.close()
             raise

@@ -30,6 +30,7 @@ if True:  # ASYNC: what only the asyncio façade has; `else:` holds what only th
     from sessionwatch.adapters.stores.port import StoreError
     from sessionwatch.adapters.upstream.aio_bridge import upstream_pass
     from sessionwatch.adapters.upstream.monitor import PublishGate
+    from sessionwatch.domain.keys import SessionIdentity
 
 
 class AsyncUpstream:
@@ -92,6 +93,26 @@ class AsyncUpstream:
         """Every active upstream link (of one catalog when `catalog_id` is given)."""
         return await self._scheduler.read(upstream.upstream_links, self._core, catalog_id=catalog_id)
 
+    if True:  # ASYNC
+
+        async def _upstream_pass(
+            self,
+            providers: Mapping[str, UpstreamProvider | AsyncUpstreamProvider],
+            transcripts: Transcripts | AsyncTranscripts | None,
+            *,
+            only: SessionIdentity | None = None,
+        ) -> TickReport:
+            """A pass (of every link, or of `only`'s) on a thread of its own, its wakes published after."""
+            return await upstream_pass(
+                self._open_core(),
+                self._scheduler,
+                self._loop,
+                providers,
+                transcripts=transcripts,
+                gate=PublishGate(),
+                only=only,
+            )
+
     async def upstream_tick(
         self,
         providers: Mapping[str, UpstreamProvider | AsyncUpstreamProvider],
@@ -100,14 +121,7 @@ class AsyncUpstream:
     ) -> TickReport:
         """One upstream monitor pass; `providers` maps a catalog id to its provider (async: off the loop)."""
         if True:  # ASYNC
-            return await upstream_pass(
-                self._open_core(),
-                self._scheduler,
-                self._loop,
-                providers,
-                transcripts=transcripts,
-                gate=PublishGate(),
-            )
+            return await self._upstream_pass(providers, transcripts)
         else:
             return upstream.tick(self._core, self._scheduler, providers, transcripts=transcripts)
 
@@ -124,15 +138,7 @@ class AsyncUpstream:
         A session nobody watches has its marker advanced and nothing recorded.
         """
         if True:  # ASYNC
-            return await upstream_pass(
-                self._open_core(),
-                self._scheduler,
-                self._loop,
-                providers,
-                transcripts=transcripts,
-                gate=PublishGate(),
-                only=query_identity(key, agent_id),
-            )
+            return await self._upstream_pass(providers, transcripts, only=query_identity(key, agent_id))
         else:
             return upstream.follow(
                 self._core, self._scheduler, key, providers, agent_id=agent_id, transcripts=transcripts

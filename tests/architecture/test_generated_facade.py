@@ -1,7 +1,8 @@
 """The sync façade is generated from the asyncio one; a stale generated module fails the suite.
 
 `AsyncSessionWatch` (aio.py, aio_upstream.py, aio_open.py) is the one declaration of the public API;
-`tests/async_to_sync.py` writes watch.py, watch_upstream.py and watch_open.py from it (ADR-0069).
+`tools/async_to_sync.py` writes watch.py, watch_upstream.py and watch_open.py from it at every build
+(ADR-0069, ADR-0073): git ignores them, so this check is what keeps a working tree honest.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from async_to_sync import ROOT, TARGETS, AsyncToSync, Target, stale
 
 
 def test_every_generated_module_is_what_its_source_gives_now() -> None:
-    assert stale() == [], "run `make generate` (python tests/async_to_sync.py --write)"
+    assert stale() == [], "run `make generate` (python tools/async_to_sync.py --write)"
 
 
 def _copy(root: Path) -> None:

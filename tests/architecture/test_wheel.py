@@ -1,7 +1,8 @@
 """One import namespace (SPEC §12, ADR-0001): the built wheel installs `sessionwatch` and nothing else.
 
-The wheel is built from a copy of the working tree (so the build's own `build/` and `*.egg-info`
-never land in the repository, and a stale `build/lib` there cannot leak in), then read as a zip.
+The wheel is built from a copy of the working tree as a clean clone has it (so the build's own
+`build/` and `*.egg-info` never land in the repository, a stale `build/lib` there cannot leak in,
+and the generated sync façade, which git ignores, must be written by the build), then read as a zip.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 import pytest
+from async_to_sync import TARGETS, generate
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = "sessionwatch"
@@ -52,6 +54,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[zipfile.ZipFile]
     """The wheel the install guide's command (`pip wheel --no-deps`) makes from a copy of the source tree."""
     source = tmp_path_factory.mktemp("source") / "sessionwatch"
     shutil.copytree(REPO, source, ignore=_NOT_SOURCE)
+    for target in TARGETS:  # a clean clone has none of them: git ignores them
+        (source / target.output).unlink(missing_ok=True)
     out = tmp_path_factory.mktemp("dist")
     # An isolated build: the backend version pyproject.toml asks for, not whatever the venv has.
     result = subprocess.run(
@@ -101,6 +105,13 @@ def test_the_wheel_holds_the_three_layers_the_kit_the_integrations_and_the_typed
         assert shipped == in_repo, f"every module of {layer}/ ships, and only those"
     assert f"{PACKAGE}/py.typed" in names
     assert f"{PACKAGE}/__init__.py" in names
+
+
+def test_the_build_writes_the_sync_facade_the_source_gives(wheel: zipfile.ZipFile) -> None:
+    for target in TARGETS:
+        shipped = wheel.read(f"{PACKAGE}/{target.output}").decode()
+        assert shipped == generate(target), f"{target.output} is what {target.source} gives"
+        assert shipped.startswith(f"# Generated from {target.source}")
 
 
 RUNTIME_REQUIREMENTS = frozenset({"eventsourcing", "pydantic", "orjson"})

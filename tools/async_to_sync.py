@@ -1,19 +1,23 @@
 """Generate the sync façade from the asyncio one: `AsyncSessionWatch` is the one source of the API.
 
-`python tests/async_to_sync.py --write` (or `make generate`) rewrites each generated module;
-without `--write` it lists the stale ones and exits 1, and `test_generated_facade.py` runs that
-check, so a change to the source that was not regenerated fails the suite.
+The generated modules are build outputs, not sources: git ignores them, and the build backend
+(`tools/build_backend.py`) writes them before every build, so `pip install`, an editable install
+(`make install`) and `pip wheel` all ship them. `python tools/async_to_sync.py --write` (or
+`make generate`) rewrites them in the working tree after an edit of the source; without `--write`
+it lists the stale ones and exits 1, and `test_generated_facade.py` runs that check, so a change to
+the source that was not regenerated fails the suite.
 
 The transform works on the AST: `async def` becomes `def`, `await x` becomes `x`, the names in
 `NAMES` take their sync form, a union that becomes `X | X` keeps one `X`, and a block
 `if True:  # ASYNC` keeps its `else:` side only (what differs by design: the lifecycle, how the
-façade is built, how an upstream pass runs). The output is sorted and formatted by ruff.
+façade is built, how an upstream pass runs), and a name imported twice once renamed is imported
+once. The output is `ast.unparse`'s, with the standard library alone, so that a build needs no
+formatter and gives the same text everywhere.
 """
 
 from __future__ import annotations
 
 import ast
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +37,7 @@ NAMES = {
     "aclose": "close",
     "__aenter__": "__enter__",
     "__aexit__": "__exit__",
+    "sessionwatch.adapters.entry.aio": "sessionwatch.adapters.entry.watch",
     "sessionwatch.adapters.entry.aio_upstream": "sessionwatch.adapters.entry.watch_upstream",
     "sessionwatch.adapters.app.loop_scheduler": "sessionwatch.adapters.app.scheduler",
     "sessionwatch.adapters.upstream.aio_monitor": "sessionwatch.adapters.upstream.monitor",
@@ -125,7 +130,8 @@ class AsyncToSync(ast.NodeTransformer):
         for statement in body:
             for node in _sync_side(statement):
                 visited = self.visit(node)
-                assert isinstance(visited, ast.stmt)  # a statement's sync form is a statement
+                if not isinstance(visited, ast.stmt):
+                    raise TypeError(f"the sync form of a statement is not one: {ast.dump(visited)}")
                 kept.append(visited)
         return kept
 
@@ -182,8 +188,11 @@ class AsyncToSync(ast.NodeTransformer):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.AST:
         node.module = self.names.get(node.module or "", node.module)
+        kept: dict[tuple[str, str | None], ast.alias] = {}
         for alias in node.names:
             alias.name = self.names.get(alias.name, alias.name)
+            kept.setdefault((alias.name, alias.asname), alias)
+        node.names = list(kept.values())
         return node
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
@@ -203,20 +212,23 @@ def generate(target: Target, root: Path = ROOT) -> str:
     """The text of `target.output`, made from `target.source` under `root`."""
     source = ast.parse((root / target.source).read_text(encoding="utf-8"))
     tree = ast.fix_missing_locations(AsyncToSync(target).visit(source))
-    header = f"# Generated from {target.source} by tests/async_to_sync.py (`make generate`): edit that.\n"
-    text = header + ast.unparse(tree) + "\n"
-    output = str(root / target.output)
-    ruff = [sys.executable, "-m", "ruff"]
-    config = ["--config", str(ROOT / "pyproject.toml"), "--stdin-filename", output]
-    text = _piped([*ruff, "check", "--quiet", "--fix-only", "--select", "I", *config], text)
-    return _piped([*ruff, "format", "--quiet", *config], text)
+    header = (
+        f"# Generated from {target.source} by tools/async_to_sync.py when the package is built"
+        " (`make generate` after an edit): edit that.\n"
+    )
+    return header + ast.unparse(tree) + "\n"
 
 
-def _piped(command: list[str], text: str) -> str:
-    done = subprocess.run(command, input=text, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(command[2:4])} failed on the generated text: {done.stderr.strip()}")
-    return done.stdout
+def write(root: Path = ROOT) -> list[str]:
+    """Write every generated module under `root` whose text differs; the ones written."""
+    written = []
+    for target in TARGETS:
+        output = root / target.output
+        text = generate(target, root)
+        if not output.exists() or output.read_text(encoding="utf-8") != text:
+            output.write_text(text, encoding="utf-8")
+            written.append(target.output)
+    return written
 
 
 def stale(root: Path = ROOT) -> list[str]:
@@ -230,9 +242,9 @@ def stale(root: Path = ROOT) -> list[str]:
 
 
 def main(arguments: list[str]) -> int:
+    """`--write`: write the stale modules; no arguments: name them on stderr, exit 1 if any."""
     if arguments == ["--write"]:
-        for target in TARGETS:
-            (ROOT / target.output).write_text(generate(target), encoding="utf-8")
+        write()
         return 0
     out_of_date = stale()
     for output in out_of_date:
