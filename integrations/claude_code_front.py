@@ -25,7 +25,6 @@ from pathlib import Path
 from urllib.parse import quote
 
 from sessionwatch.domain.text import one_line
-from sessionwatch.integrations import claude_code_socket as handoff
 from sessionwatch.integrations.claude_code_keys import (
     HOST_PART,
     HookInputError,
@@ -212,6 +211,9 @@ def answer(stdin_text: str, *, db: str | None, environ: Mapping[str, str]) -> st
     if isinstance(hook_input, dict):
         if nothing_to_do(hook_input, db=db, environ=environ):
             return ""
+        # The socket's module (`socket`, `hashlib`) only now: a prompt with nothing to do never needs it.
+        from sessionwatch.integrations import claude_code_socket as handoff  # noqa: PLC0415
+
         reached = _server_of(hook_input, environ)
         if reached is not None:
             try:
@@ -238,6 +240,8 @@ def run_in_process(
 
 def _server_of(hook_input: Mapping[str, object], environ: Mapping[str, str]) -> Path | None:
     """The socket of the session's MCP server (None: the input names no session the hook could serve)."""
+    from sessionwatch.integrations import claude_code_socket as handoff  # noqa: PLC0415 - loaded by `answer`
+
     try:
         project = project_dir(hook_input, environ)
         session_id = checked_session_id(hook_input.get("session_id"), "session_id")

@@ -25,7 +25,6 @@ import struct
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import NamedTuple
 
 FOLDER_NAME = "sessionwatch"
 REQUEST_LIMIT = 64 * 1024 * 1024
@@ -42,11 +41,17 @@ class Unanswered(Exception):  # noqa: N818 - a state, not a failure: the hook wo
     """No server took the request (none listens, the folder is not private, the peer is not the user)."""
 
 
-class Answer(NamedTuple):
-    """What a server answered: the hook's stdout text and its log lines."""
+class Answer:
+    """What a server answered: the hook's stdout text and its log lines.
 
-    output: str
-    log: tuple[str, ...]
+    A plain class, not a `NamedTuple`: `typing` would cost the hook more than this whole module.
+    """
+
+    __slots__ = ("log", "output")
+
+    def __init__(self, output: str, log: tuple[str, ...]) -> None:
+        self.output = output
+        self.log = log
 
 
 def socket_folder(environ: Mapping[str, str]) -> Path:

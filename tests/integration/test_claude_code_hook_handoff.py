@@ -37,6 +37,10 @@ HEAVY = (
     "sessionwatch.cli.cli_parser",
     "sessionwatch.cli.cli_text",
     "sessionwatch.cli.cli_claude_code",
+    # and of the standard library, what only a hand-over needs (or nothing the hook does):
+    "sessionwatch.integrations.claude_code_socket",
+    "socket",
+    "typing",
 )
 
 
