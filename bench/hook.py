@@ -5,6 +5,7 @@ the console script as a process on a real hook input (stdin JSON as Claude Code 
 project whose store holds 100 Claude Code sessions, and times it from start to exit; interleaved
 with each run, `python -I -c pass` (the floor: what starting any Python process costs here). The
 figure is the median of 15 runs (`--quick`: the same 15), the ratio median(hook) / median(floor).
+The package the hook imports is compiled to bytecode first, as `pip install` compiles it.
 
 Lines (target: at most the ratio):
 - `hook-idle`: `UserPromptSubmit` with nothing to do: a session nobody watches, its transcript
@@ -38,7 +39,7 @@ from pathlib import Path
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # `python bench/hook.py` finds `bench.*`
 
 import sessionwatch
-from bench.harness import Mode, Result, Target, format_row, fresh_dir, run_script
+from bench.harness import Mode, Result, Target, compile_bytecode, format_row, fresh_dir, run_script
 from sessionwatch import Actor, SignalKind
 from sessionwatch.integrations import claude_code
 
@@ -122,6 +123,7 @@ class Project:
         )
         self.script.chmod(0o700)
         self.store = f"sqlite:///{self.project / 'sessionwatch.db'}"
+        compile_bytecode(self.env)  # as `pip install` does: the hook starts from bytecode
 
     def transcript(self, session_id: str) -> Path:
         """Where Claude Code writes the session's transcript."""

@@ -119,6 +119,9 @@ def snapshot(commit: str, into: Path) -> str:
         input=archive,
         check=True,
     )
+    generator = package / "tools" / "async_to_sync.py"
+    if generator.is_file():  # a commit whose sync façade a build writes (ADR-0073): write it as one does
+        subprocess.run([sys.executable, str(generator), "--write"], check=True)  # noqa: S603
     (package / SNAPSHOT_COMMIT).write_text(full[:12] + "\n", encoding="utf-8")
     return full
 
