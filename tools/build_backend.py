@@ -9,6 +9,7 @@ every other hook (`get_requires_for_build_*`, `prepare_metadata_for_build_*`) is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from async_to_sync import write
@@ -18,30 +19,22 @@ ROOT = Path(__file__).resolve().parents[1]
 """The source tree being built: the folder that holds `pyproject.toml`."""
 
 
-def build_wheel(
-    wheel_directory: str,
-    config_settings: dict[str, str | list[str]] | None = None,
-    metadata_directory: str | None = None,
-) -> str:
-    """Setuptools' wheel, of a tree whose generated modules are up to date."""
-    write(ROOT)
-    return str(build_meta.build_wheel(wheel_directory, config_settings, metadata_directory))
+def _after_writing(build: Callable[..., object]) -> Callable[..., str]:
+    """Setuptools' `build`, of a tree whose generated modules are up to date."""
+
+    def generated_first(*args: object, **kwargs: object) -> str:
+        write(ROOT)
+        return str(build(*args, **kwargs))
+
+    generated_first.__name__ = generated_first.__qualname__ = build.__name__
+    generated_first.__doc__ = f"Setuptools' `{build.__name__}`, after writing the generated modules."
+    return generated_first
 
 
-def build_editable(
-    wheel_directory: str,
-    config_settings: dict[str, str | list[str]] | None = None,
-    metadata_directory: str | None = None,
-) -> str:
-    """Setuptools' editable wheel, of a tree whose generated modules are up to date."""
-    write(ROOT)
-    return str(build_meta.build_editable(wheel_directory, config_settings, metadata_directory))
-
-
-def build_sdist(sdist_directory: str, config_settings: dict[str, str | list[str]] | None = None) -> str:
-    """Setuptools' sdist, which carries the generated modules (and this backend, to build them again)."""
-    write(ROOT)
-    return str(build_meta.build_sdist(sdist_directory, config_settings))
+build_wheel = _after_writing(build_meta.build_wheel)
+build_editable = _after_writing(build_meta.build_editable)
+build_sdist = _after_writing(build_meta.build_sdist)
+"""The sdist carries the generated modules, and this backend (MANIFEST.in) to write them again."""
 
 
 def __getattr__(name: str) -> object:
