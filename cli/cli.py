@@ -89,7 +89,7 @@ def version_command(rest: Sequence[str]) -> int:  # noqa: ARG001 - argparse igno
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The full `sessionwatch` parser (`cli_parser`)."""
+    """The full `sessionwatch` parser, every sub-command filled (`cli_parser`): the reference page's."""
     from sessionwatch.cli.cli_parser import full_parser  # noqa: PLC0415 - only when one is needed
 
     return full_parser(main)
@@ -150,7 +150,9 @@ def run_parsed(argv: Sequence[str]) -> int:
     (`["claude-code", "hook", *rest]`); it raises what a command raises, for the caller's last line
     of defence (`main`'s, when the route runs under `main`).
     """
-    parser = build_parser()
+    from sessionwatch.cli.cli_parser import command_parser  # noqa: PLC0415 - only when one is needed
+
+    parser = command_parser(main)  # fills only the sub-command the command line names
     try:
         args = parser.parse_args(list(argv))
     except SystemExit as exc:  # --help prints and exits 0 through argparse
