@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 ROUTES: dict[tuple[str, ...], str] = {
     ("--version",): "sessionwatch.cli.cli:version_command",
     ("claude-code", "hook"): "sessionwatch.cli.cli:claude_code_hook",
+    ("status",): "sessionwatch.cli.cli_read:status",
+    ("notices",): "sessionwatch.cli.cli_read:notices",
 }
 """Command lines run before any parser is built: an argument prefix -> `module:function`.
 
