@@ -191,3 +191,21 @@ def test_a_route_can_hand_the_whole_command_line_back_to_the_parser(
     monkeypatch.setitem(cli.ROUTES, ("claude-code", "hook"), f"{__name__}:front")
     assert cli.main(["claude-code", "hook"]) == 0
     assert capsys.readouterr().out == "sessionwatch " + importlib.metadata.version("sessionwatch") + "\n"
+
+
+@pytest.mark.parametrize("columns", [None, "100", "37", "0", "-5", "wide", ""])
+def test_the_help_width_is_the_one_shutil_gives(monkeypatch: pytest.MonkeyPatch, columns: str | None) -> None:
+    """`cli_parser._width` reads the columns without importing `shutil`: the same answer as `shutil`'s."""
+    import shutil  # noqa: PLC0415 - the rule the parser's width twins
+
+    from sessionwatch.cli import cli_parser  # noqa: PLC0415
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    cli_parser._width.cache_clear()
+    try:
+        assert cli_parser._width() == shutil.get_terminal_size().columns - 2
+    finally:
+        cli_parser._width.cache_clear()
