@@ -8,9 +8,10 @@ traceback escapes. A "no" answer (1) is an answer, not an error: it is printed o
 (`refused: <reason>`).
 
 Importing this module loads nothing but the standard library's smallest parts: a command line in
-`ROUTES` runs its function with no parser built; any other builds the parser (`cli_parser`, the
-standard library and the command modules' light tops) and runs the command, which imports what it
-uses when it runs (ADR-0067; tests/architecture/test_cli_imports.py).
+`ROUTES` runs its function with no parser built (`--version`, the Claude Code hook's front end, and
+the SQL twin of `status` and `notices` on a SQLite store, `cli_read`); any other builds the parser
+(`cli_parser`, which makes only the sub-command the command line names) and runs the command, which
+imports what it uses when it runs (ADR-0067, ADR-0071; tests/architecture/test_cli_imports.py).
 """
 
 from __future__ import annotations
