@@ -84,7 +84,7 @@ class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg] # noqa: S
 
     `add` lists a sub-command by its name and help (all the top-level help prints, and all a choice
     is checked against); parsing a command line makes the parser of the one it names, as
-    `add_parser(name, allow_abbrev=False)` would have, and `cli_arguments.fill_<name>` fills it.
+    `add_parser(name, allow_abbrev=False)` would have, and `cli_arguments.fill` fills it.
     Making a parser costs more than the rest of the top-level help, so the help makes none.
     """
 
@@ -103,7 +103,7 @@ class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg] # noqa: S
 
             parser = self._parser_class(prog=f"{self._prog_prefix} {name}", allow_abbrev=False)
             self._name_parser_map[name] = parser
-            getattr(cli_arguments, f"fill_{name.replace('-', '_')}")(parser, main=self.main)
+            cli_arguments.fill(name, parser, self.main)
 
     def fill_every(self) -> None:
         """Make and fill the parser of every sub-command."""
@@ -123,19 +123,18 @@ class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg] # noqa: S
 
 
 class _Version(argparse._VersionAction):  # noqa: SLF001 - argparse's own class
-    """argparse's `--version`, the version read only when it is asked for."""
+    """argparse's `--version`, its line read from the installed metadata only when it is asked for."""
 
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: str | Sequence[Any] | None,
-        option_string: str | None = None,
-    ) -> None:
+    @property
+    def version(self) -> str:
+        """The line `--version` prints."""
         from sessionwatch.adapters.version import installed_version  # noqa: PLC0415
 
-        self.version = f"{PROG} {installed_version()}"
-        super().__call__(parser, namespace, values, option_string)
+        return f"{PROG} {installed_version()}"
+
+    @version.setter
+    def version(self, given: object) -> None:
+        """Ignore the line argparse sets (none was given): the property makes it when asked."""
 
 
 # ------------------------------------------------------------------------------------ the parser
@@ -225,5 +224,5 @@ _COMMANDS: tuple[tuple[str, str], ...] = (
 )
 """Every sub-command in the order the help lists them, with its one-line help.
 
-`cli_arguments.fill_<name>` (`-` read as `_`) fills its parser.
+`cli_arguments.fill` fills its parser.
 """
