@@ -1,11 +1,12 @@
-"""The `sessionwatch` parser: every command, its options and its help, on the standard library alone.
+"""The `sessionwatch` parser: the global options and the sub-commands, on the standard library alone.
 
-The top-level parser lists every sub-command by its one-line help and builds nothing else: a
-sub-command's options, description and handler are added when the command line names it
-(`command_parser`), so `sessionwatch --help` costs argparse and this module only, and a command
-loads only its own part. `full_parser` builds every sub-command (the reference page and the tests
-read them all). Building loads no model, no store and no command's code: each sub-command names its
-handler in a module that imports what it uses when it runs (ADR-0067, ADR-0071).
+The top-level parser lists every sub-command by its one-line help and makes nothing else: a
+sub-command's parser is made and filled (`cli_arguments`: its description, options and handler)
+when the command line names it (`command_parser`), so `sessionwatch --help` costs argparse and this
+module only, and a command loads only its own part. `full_parser` fills every sub-command (the
+reference page and the tests read them all). Building loads no model, no store and no command's
+code: each sub-command names its handler in a module that imports what it uses when it runs
+(ADR-0067, ADR-0071).
 """
 
 from __future__ import annotations
