@@ -30,7 +30,8 @@ if TYPE_CHECKING:  # what type checkers see; at run time `__getattr__` imports t
     from sessionwatch.domain.ports import Clock, Transcripts, UpstreamProvider, Waker
     from sessionwatch.domain.registry import Route, SessionMeta
     from sessionwatch.domain.retention import Retention
-    from sessionwatch.domain.signals import Actor, SignalKind, classify_actor, notice_text
+    from sessionwatch.domain.signals import Actor, SignalKind, classify_actor
+    from sessionwatch.domain.text import notice_text
     from sessionwatch.domain.tools import (
         A2APlan,
         A2AReport,
@@ -193,8 +194,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "Actor",
         "SignalKind",
         "classify_actor",
-        "notice_text",
     ),
+    "sessionwatch.domain.text": ("notice_text",),
     "sessionwatch.domain.tools": (
         "A2APlan",
         "A2AReport",

@@ -8,9 +8,10 @@ traceback escapes. A "no" answer (1) is an answer, not an error: it is printed o
 (`refused: <reason>`).
 
 Importing this module loads nothing but the standard library's smallest parts: a command line in
-`ROUTES` runs its function with no parser built; any other builds the parser (`cli_parser`, the
-standard library and the command modules' light tops) and runs the command, which imports what it
-uses when it runs (ADR-0067; tests/architecture/test_cli_imports.py).
+`ROUTES` runs its function with no parser built (`--version`, the Claude Code hook's front end, and
+the SQL twin of `status` and `notices` on a SQLite store, `cli_read`); any other builds the parser
+(`cli_parser`, which makes only the sub-command the command line names) and runs the command, which
+imports what it uses when it runs (ADR-0067, ADR-0071; tests/architecture/test_cli_imports.py).
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
 ROUTES: dict[tuple[str, ...], str] = {
     ("--version",): "sessionwatch.cli.cli:version_command",
     ("claude-code", "hook"): "sessionwatch.cli.cli:claude_code_hook",
+    ("status",): "sessionwatch.cli.cli_read:status",
+    ("notices",): "sessionwatch.cli.cli_read:notices",
 }
 """Command lines run before any parser is built: an argument prefix -> `module:function`.
 
@@ -89,7 +92,7 @@ def version_command(rest: Sequence[str]) -> int:  # noqa: ARG001 - argparse igno
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The full `sessionwatch` parser (`cli_parser`)."""
+    """The full `sessionwatch` parser, every sub-command filled (`cli_parser`): the reference page's."""
     from sessionwatch.cli.cli_parser import full_parser  # noqa: PLC0415 - only when one is needed
 
     return full_parser(main)
@@ -150,7 +153,9 @@ def run_parsed(argv: Sequence[str]) -> int:
     (`["claude-code", "hook", *rest]`); it raises what a command raises, for the caller's last line
     of defence (`main`'s, when the route runs under `main`).
     """
-    parser = build_parser()
+    from sessionwatch.cli.cli_parser import command_parser  # noqa: PLC0415 - only when one is needed
+
+    parser = command_parser(main)  # fills only the sub-command the command line names
     try:
         args = parser.parse_args(list(argv))
     except SystemExit as exc:  # --help prints and exits 0 through argparse

@@ -26,20 +26,13 @@ and no Claude Code session spawned another, so the default (its own spawn tree) 
 Parser = TypeVar("Parser", bound=argparse.ArgumentParser)
 
 
-def add_commands(
-    commands: argparse._SubParsersAction[Parser],
-    common: list[Parser],
-    run_command_line: Callable[[list[str]], int],
-) -> None:
-    """Add `claude-code` and its three sub-commands; `mcp` runs `run_command_line(["mcp", ...])`."""
-    host = commands.add_parser(
-        "claude-code",
-        allow_abbrev=False,
-        help="Claude Code: the prompt hook, the project install, the MCP server of a session",
-        description="Connect Claude Code sessions to sessionwatch: `install` adds the hook to a "
+def fill_commands(host: Parser, common: list[Parser], run_command_line: Callable[[list[str]], int]) -> None:
+    """Fill `claude-code` with its three sub-commands; `mcp` runs `run_command_line(["mcp", ...])`."""
+    host.description = (
+        "Connect Claude Code sessions to sessionwatch: `install` adds the hook to a "
         "project's .claude/settings.json and the MCP server to its .mcp.json; Claude Code then "
         "runs `hook` at SessionStart, UserPromptSubmit, Stop and SessionEnd, and starts `mcp` for "
-        "each session.",
+        "each session."
     )
     actions = host.add_subparsers(dest="claude_code_command", metavar="COMMAND", required=True)
     _leaf(

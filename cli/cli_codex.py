@@ -23,15 +23,12 @@ HOOK_LOG_PREFIX = f"{PROG} codex hook"
 Parser = TypeVar("Parser", bound=argparse.ArgumentParser)
 
 
-def add_commands(commands: argparse._SubParsersAction[Parser], common: list[Parser]) -> None:
-    """Add `codex` and its three sub-commands."""
-    host = commands.add_parser(
-        "codex",
-        allow_abbrev=False,
-        help="Codex: the hook, the project install, the MCP server of a project's sessions",
-        description="Connect Codex sessions to sessionwatch: `install` adds the hook to a project's "
+def fill_commands(host: Parser, common: list[Parser]) -> None:
+    """Fill `codex` with its three sub-commands."""
+    host.description = (
+        "Connect Codex sessions to sessionwatch: `install` adds the hook to a project's "
         ".codex/hooks.json, the MCP server to its .codex/config.toml and the hooks' trust to Codex's own "
-        "config.toml; Codex then runs `hook` at its lifecycle events and starts `mcp` for its sessions.",
+        "config.toml; Codex then runs `hook` at its lifecycle events and starts `mcp` for its sessions."
     )
     actions = host.add_subparsers(dest="codex_command", metavar="COMMAND", required=True)
     _leaf(

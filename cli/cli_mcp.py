@@ -11,8 +11,7 @@ import argparse
 import math
 import os
 import sys
-from collections.abc import Sequence
-from typing import Final, TypeVar
+from typing import Final
 
 from sessionwatch.cli.cli_codes import StoreUse
 from sessionwatch.cli.cli_text import EXIT_OK, PROG, CliError
@@ -21,21 +20,16 @@ from sessionwatch.domain.keys import resolve_identity
 from sessionwatch.integrations.mcp_auth import TOKEN_ENV, ExposureError, check_exposure, check_token
 
 VISIBILITIES: Final = ("self", "tree", "agent", "all")
-ParserT = TypeVar("ParserT", bound=argparse.ArgumentParser)
 
 
-def mcp_commands(commands: argparse._SubParsersAction[ParserT], common: Sequence[ParserT]) -> None:
-    """Add `mcp` to the command line's sub-commands (`common`: the global options)."""
-    mcp = commands.add_parser(
-        "mcp",
-        parents=common,
-        allow_abbrev=False,
-        help="serve one session's tools and notices over MCP (stdio or Streamable HTTP)",
-        description="An MCP server for one calling session (--session): the tools session_status, "
+def fill_mcp(mcp: argparse.ArgumentParser) -> None:
+    """Fill `mcp`, the command line's sub-command (the global options are there already)."""
+    mcp.description = (
+        "An MCP server for one calling session (--session): the tools session_status, "
         "sessions_list, sessions_watch, sessions_unwatch and session_notices, and the resource "
         "sessionwatch://notices/SESSION, whose subscribers hear (notifications/resources/updated) when "
         "a notice opens for the session. Another process's records reach it at once on PostgreSQL, and "
-        "within --poll-interval seconds on SQLite. Needs the mcp extra (the official MCP SDK).",
+        "within --poll-interval seconds on SQLite. Needs the mcp extra (the official MCP SDK)."
     )
     mcp.set_defaults(handler=mcp_command, store_use=StoreUse.CREATE)
     mcp.add_argument(

@@ -91,9 +91,14 @@ def naming_the_store(message: str, args: argparse.Namespace) -> str:
 
 def print_json(value: object) -> None:
     """Print a JSON value, indented."""
+    print(json_text(value))
+
+
+def json_text(value: object) -> str:
+    """A JSON value as the command line prints it, indented."""
     import json  # noqa: PLC0415 - the parser needs none
 
-    print(json.dumps(value, indent=2))
+    return json.dumps(value, indent=2)
 
 
 # ---------------------------------------------------------------------------------- input parsing
@@ -275,7 +280,7 @@ def format_status(status: SessionStatus) -> str:
     """The head, then one line per change when a delta was asked for."""
     import json  # noqa: PLC0415 - the parser needs none
 
-    lines = [f"{status.session_key}  stateVersion {status.state_version}"]
+    lines = [status_line(status.session_key, status.state_version)]
     changes = status.state_changes
     if changes is None:
         return lines[0]
@@ -298,6 +303,11 @@ def format_status(status: SessionStatus) -> str:
     if changes.history_gap:
         lines.append("history gap: changes before the retained history were pruned; refresh the whole state")
     return "\n".join(lines)
+
+
+def status_line(session_key: str, state_version: int) -> str:
+    """A session's head as `status` prints it."""
+    return f"{session_key}  stateVersion {state_version}"
 
 
 def format_watching(cursor: Cursor, *, before: Cursor | None) -> str:

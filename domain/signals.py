@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sessionwatch.domain.errors import InvalidSignal
 from sessionwatch.domain.kinds import SignalKind as SignalKind  # noqa: PLC0414 - re-exported: its home is kinds
 from sessionwatch.domain.text import has_control_character
+from sessionwatch.domain.text import notice_text as notice_text  # noqa: PLC0414 - re-exported: its home is text
 
 MAX_SUMMARY_LENGTH = 200
 MAX_PAYLOAD_BYTES = 4096
@@ -248,19 +249,6 @@ def clamp_occurred_at(occurred_at: object, now: datetime) -> int:
         raise InvalidSignal("occurred_at", "must be an aware datetime or epoch milliseconds")
     lowest = now_ms - OCCURRED_AT_WINDOW // timedelta(milliseconds=1)
     return min(max(ms, lowest), now_ms)
-
-
-def notice_text(target: str, last_seen: int, *, link: str | None = None) -> str:
-    """The one notice line a stale watcher gets for a target, byte-stable.
-
-    With a `link`, the sentence ` Open: [session](<link>).` follows the first one; without, the text is
-    as always.
-    """
-    opened = f" Open: [session]({link})." if link is not None else ""
-    return (
-        f'Session "{target}" changed (other actor).{opened} Reconcile before acting: '
-        f'session_status sessionKey "{target}" changesSince {last_seen}.'
-    )
 
 
 def human_message_summary(channel: object) -> str:

@@ -1,4 +1,7 @@
-"""Text rules shared by keys, summaries, ids and payload values: one line, printable, UTF-8."""
+"""Text rules shared by keys, summaries, ids and payload values (one line, printable, UTF-8); notices.
+
+Standard library only: the command line's read path (`cli_read`) prints notices without loading the models.
+"""
 
 from __future__ import annotations
 
@@ -18,3 +21,16 @@ def one_line(message: str) -> str:
     """The message as one printable line: control and unencodable characters are escaped."""
     text = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in message).strip()
     return text or "unknown error"
+
+
+def notice_text(target: str, last_seen: int, *, link: str | None = None) -> str:
+    """The one notice line a stale watcher gets for a target, byte-stable.
+
+    With a `link`, the sentence ` Open: [session](<link>).` follows the first one; without, the text is
+    as always.
+    """
+    opened = f" Open: [session]({link})." if link is not None else ""
+    return (
+        f'Session "{target}" changed (other actor).{opened} Reconcile before acting: '
+        f'session_status sessionKey "{target}" changesSince {last_seen}.'
+    )

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from urllib.parse import quote
 
+from sessionwatch.adapters.stores.sqlite_front import SCHEMA_VERSION, is_current, sqlite_file
 from sessionwatch.domain.text import one_line
 from sessionwatch.integrations.claude_code_keys import (
     HOST_PART,
@@ -41,32 +42,15 @@ TWIN_EVENTS = frozenset({"UserPromptSubmit", "Stop"})
 """The events whose "nothing to do" the SQL twin decides; every other one goes to the hook function."""
 HOOK_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"})
 """The events the hook acts on (`claude_code.EVENTS`, which a test compares)."""
-SQLITE_SCHEMA_VERSION = 6
-"""The SQLite schema the twin reads (`sqlite_schema.SCHEMA_VERSION`, which a test compares); any
-other version goes to the hook function, which migrates or refuses it."""
+SQLITE_SCHEMA_VERSION = SCHEMA_VERSION
+"""The SQLite schema the twin reads (`sqlite_front.SCHEMA_VERSION`); any other version goes to the
+hook function, which migrates or refuses it."""
 CATALOG = "claude-code"
 FOLLOWING = "transcript"
 """`claude_code_follow.CATALOG` and `FOLLOWING`, which a test compares."""
 
 
 # --------------------------------------------------------------------------------- the SQL twin
-
-
-def sqlite_file(url: str | None) -> Path | None:
-    """The SQLite file of a store URL; None for any other store (or a URL the store would refuse).
-
-    A plain path (the hook's default: `sessionwatch.db` in the project) is a SQLite file, as
-    `parse_url` says; anything else is parsed by `parse_url` itself, loaded only then.
-    """
-    if url is not None and url.strip() and "://" not in url:
-        return Path(url)
-    from sessionwatch.adapters.stores.urls import InvalidStoreUrl, parse_url  # noqa: PLC0415
-
-    try:
-        parsed = parse_url(url)
-    except InvalidStoreUrl:
-        return None
-    return Path(parsed.path) if parsed.scheme == "sqlite" and parsed.path else None
 
 
 def nothing_to_do(hook_input: Mapping[str, object], *, db: str | None, environ: Mapping[str, str]) -> bool:
@@ -102,8 +86,7 @@ def _nothing_in(path: Path, event: str, agent_id: str, session_id: str, transcri
     uri = f"file:{quote(str(path.absolute()))}?mode=ro"
     with contextlib_closing(sqlite3.connect(uri, uri=True, timeout=1.0, isolation_level=None)) as db:
         db.execute("BEGIN")  # one snapshot for every read below
-        version = db.execute("SELECT value FROM sw_meta WHERE name = 'schema_version'").fetchone()
-        if version is None or version[0] != SQLITE_SCHEMA_VERSION:
+        if not is_current(db):
             return False
         natural = natural_key(agent_id, session_id)
         registered = _registered(db, natural, agent_id)

@@ -1,9 +1,10 @@
-"""The command line imports only what a command uses (ADR-0067).
+"""The command line imports only what a command uses (ADR-0067, ADR-0071).
 
-`sessionwatch --version` builds no parser and `--help` loads no model, no store and no event-sourcing
-machinery: each is run in a fresh interpreter as the console script runs it, and the modules it
-leaves loaded are read from `sys.modules`. How long they take is the `cli` benchmark's to say
-(bench/cli.py); these checks hold the imports that decide it.
+`sessionwatch --version` builds no parser, `--help` loads no model, no store, no event-sourcing
+machinery and no command's module, and `status KEY` and `notices WATCHER` on a SQLite store answer
+with `sqlite3` alone (no parser, no model, no store): each is run in a fresh interpreter as the
+console script runs it, and the modules it leaves loaded are read from `sys.modules`. How long they
+take is the `cli` benchmark's to say (bench/cli.py); these checks hold the imports that decide it.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import importlib.metadata
 import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
+import sessionwatch
 from sessionwatch.cli import cli
 
 MODELS_AND_STORES = (
@@ -76,6 +79,59 @@ def test_help_loads_no_model_and_no_store(argv: list[str]) -> None:
     assert heavy(modules) == []
 
 
+def test_the_top_level_help_builds_no_sub_command() -> None:
+    code, output, modules = loaded_by(["--help"])
+    assert code == 0
+    assert "import-openclaw" in output
+    assert "typing" not in modules  # a sub-command's module or a model would bring it
+    assert [
+        m for m in modules if m.startswith("sessionwatch.cli.cli_") and m != "sessionwatch.cli.cli_codes"
+    ] == ["sessionwatch.cli.cli_parser"]
+
+
+WATCHER = "agent:main:main"
+TARGET = "agent:main:worker"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite store where WATCHER has a notice pending on TARGET."""
+    db = tmp_path_factory.mktemp("cli-imports") / "sessionwatch.db"
+    with sessionwatch.open(str(db)) as watch:
+        watch.upsert_session(WATCHER)
+        watch.upsert_session(TARGET)
+        assert watch.watch(WATCHER, TARGET)
+        watch.record(TARGET, kind="goal_changed", actor=sessionwatch.Actor.human(), summary="new goal")
+    return db
+
+
+@pytest.mark.parametrize(
+    ("argv", "first_line"),
+    [
+        (["status", TARGET], f"{TARGET}  stateVersion 1"),
+        (["status", TARGET, "--json"], "{"),
+        (["notices", WATCHER], f'Session "{TARGET}" changed (other actor).'),
+        (["notices", "--json", WATCHER], "["),
+    ],
+)
+def test_status_and_notices_read_a_sqlite_store_with_no_parser_and_no_model(
+    store: Path, argv: list[str], first_line: str
+) -> None:
+    code, output, modules = loaded_by([*argv, "--db", str(store)])
+    assert code == 0
+    assert output.startswith(first_line)
+    assert heavy(modules) == []
+    assert "sessionwatch.cli.cli_parser" not in modules
+    assert "sessionwatch.adapters.stores.sql.sqlite_schema" not in modules
+
+
+def test_status_with_an_option_the_twin_does_not_read_runs_the_full_command(store: Path) -> None:
+    code, output, modules = loaded_by(["status", TARGET, "--since", "0", "--db", str(store)])
+    assert code == 0
+    assert "1 change" in output
+    assert "pydantic" in heavy(modules)
+
+
 def test_bad_usage_is_told_without_loading_a_model() -> None:
     code, output, modules = loaded_by(["status"])
     assert (code, output) == (2, "")
@@ -135,3 +191,21 @@ def test_a_route_can_hand_the_whole_command_line_back_to_the_parser(
     monkeypatch.setitem(cli.ROUTES, ("claude-code", "hook"), f"{__name__}:front")
     assert cli.main(["claude-code", "hook"]) == 0
     assert capsys.readouterr().out == "sessionwatch " + importlib.metadata.version("sessionwatch") + "\n"
+
+
+@pytest.mark.parametrize("columns", [None, "100", "37", "0", "-5", "wide", ""])
+def test_the_help_width_is_the_one_shutil_gives(monkeypatch: pytest.MonkeyPatch, columns: str | None) -> None:
+    """`cli_parser._width` reads the columns without importing `shutil`: the same answer as `shutil`'s."""
+    import shutil  # noqa: PLC0415 - the rule the parser's width twins
+
+    from sessionwatch.cli import cli_parser  # noqa: PLC0415
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    cli_parser._width.cache_clear()
+    try:
+        assert cli_parser._width() == shutil.get_terminal_size().columns - 2
+    finally:
+        cli_parser._width.cache_clear()
