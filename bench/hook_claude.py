@@ -43,9 +43,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.append(str(ROOT))  # `python bench/hook_claude.py` finds `bench.*`
-sys.path.append(str(ROOT / "tests"))  # and the host harness, `hosts.*`
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # `python bench/hook_claude.py` finds `bench.*`
+sys.path.append(str(Path(__file__).resolve().parents[1] / "tests"))  # and the host harness, `hosts.*`
+
+from hosts import install
+from hosts.claude_host import ClaudeCodeHost
+from hosts.fake_models import FakeAnthropic, scripted
 
 import sessionwatch
 from bench.harness import (
@@ -59,9 +62,6 @@ from bench.harness import (
     run_script,
     time_result,
 )
-from hosts import install
-from hosts.claude_host import ClaudeCodeHost, StreamJson
-from hosts.fake_models import FakeAnthropic, scripted
 from sessionwatch import Actor, SignalKind
 from sessionwatch.integrations import claude_code
 
@@ -77,7 +77,7 @@ TARGET_KEY = "agent:bench:main"
 TARGETS: dict[str, Target] = {
     "cc-idle": Target("ratio_at_most", 4.0),
     "cc-served": Target("ratio_at_most", 4.0),
-    "cc-floor": CONTEXT,
+    "cc-alone": Target("ratio_at_most", 12.0),
 }
 
 
@@ -115,13 +115,36 @@ class Session:
             for e, at in zip(events, arrivals, strict=False)
             if e.get("subtype") == "hook_response" and e.get("hook_id") in started
         ]
-        assert len(started) == 1 and len(runs) == 1, f"one {EVENT} handler per prompt, not {len(started)}"
+        assert len(started) == 1, f"one {EVENT} handler per prompt, not {len(started)}"
+        assert len(runs) == 1, f"the handler's run ended once in the turn, not {len(runs)} times"
         assert runs[0].outcome == "success", runs[0]
         return runs[0]
 
-    def session_id(self) -> str:
-        """Claude Code's id of the session (every event names it)."""
-        return str(self.run.events[0]["session_id"])
+    def watch_target(self) -> None:
+        """The session watches `TARGET_KEY` from now on (a first change of it made first)."""
+        self.change("the watched session starts")
+        key = claude_code.session_key(self.host.project, self.run.events[0]["session_id"])
+        with sessionwatch.open(f"sqlite:///{self.host.store}") as watch:
+            assert watch.watch(key, TARGET_KEY), "the session watches another"
+
+    def change(self, summary: str) -> None:
+        """The watched session changes: the session's next prompt has a notice to hand over."""
+        with sessionwatch.open(f"sqlite:///{self.host.store}") as watch:
+            watch.record(
+                TARGET_KEY, kind=SignalKind.HUMAN_DIRECT_MESSAGE, actor=Actor.human(), summary=summary
+            )
+
+    def worked(self, prompt: str) -> HookRun:
+        """A prompt after a change: its hook's run, checked to hand the notice over."""
+        self.change(f"before {prompt}")
+        done = self.turn(prompt)
+        context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert TARGET_KEY in context, f"no notice of {TARGET_KEY} in {context!r}"
+        return done
+
+    def sockets(self) -> list[Path]:
+        """The sockets of the session's MCP server (one while it is up)."""
+        return list((self.host.root / "tmp").glob("sessionwatch-*/cc-*.sock"))
 
     def close(self) -> None:
         """End the session (stdin closed) and whatever it left running."""
@@ -137,6 +160,14 @@ def floor_handler(project: Path) -> None:
         for handler in group["hooks"]:
             handler["command"] = " ".join(FLOOR)
     settings_file.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+
+
+def no_server(project: Path) -> None:
+    """Take sessionwatch's MCP server out of the project: the hook finds no server to hand work to."""
+    mcp_file = project / ".mcp.json"
+    servers = json.loads(mcp_file.read_text(encoding="utf-8"))
+    del servers["mcpServers"]["sessionwatch"]
+    mcp_file.write_text(json.dumps(servers, indent=2) + "\n", encoding="utf-8")
 
 
 def timed(command: Callable[[], object]) -> float:
@@ -156,7 +187,7 @@ def unavailable() -> str | None:
 
 
 def run(mode: Mode) -> list[Result]:  # noqa: ARG001 - PROMPTS prompts of each kind in every mode
-    """The three lines, from two Claude Code sessions side by side."""
+    """The four lines, from three Claude Code sessions side by side."""
     why = unavailable()
     if why is not None:
         print(f"{NAME}: skipped, the real Claude Code cannot run here: {why}", file=sys.stderr)
@@ -165,80 +196,75 @@ def run(mode: Mode) -> list[Result]:  # noqa: ARG001 - PROMPTS prompts of each k
     command = install.ensure(install.CLAUDE_CODE)
     with fresh_dir(NAME) as root, FakeAnthropic(scripted()) as model:
         no_recorders: dict[str, object] = {"hooks": {}}  # only the project's hooks, as a user has them
-        sw_host = ClaudeCodeHost(command, root / "sw", model.url, settings=no_recorders).prepare()
-        floor_host = ClaudeCodeHost(command, root / "floor", model.url, settings=no_recorders).prepare()
+
+        def host(name: str) -> ClaudeCodeHost:
+            return ClaudeCodeHost(command, root / name, model.url, settings=no_recorders).prepare()
+
+        served_host, alone_host, floor_host = host("served"), host("alone"), host("floor")
+        no_server(alone_host.project)
         floor_handler(floor_host.project)
-        ours, floor = Session(sw_host), Session(floor_host)
+        sessions = [Session(served_host), Session(alone_host), Session(floor_host)]
         try:
-            return measure(ours, floor, sw_host)
+            return measure(*sessions)
         finally:
-            ours.close()
-            floor.close()
+            for session in sessions:
+                session.close()
 
 
-def measure(ours: Session, floor: Session, sw_host: ClaudeCodeHost) -> list[Result]:
-    """Warm both sessions up, make ours watch a session, then PROMPTS rounds of interleaved turns."""
+def measure(served: Session, alone: Session, floor: Session) -> list[Result]:
+    """Warm the sessions up and make two watch a session, then PROMPTS rounds of interleaved turns."""
     for number in range(WARM_UP):
-        ours.turn(f"warm-up {number}")
-        floor.turn(f"warm-up {number}")
-    store = f"sqlite:///{sw_host.store}"
-    key = claude_code.session_key(sw_host.project, ours.session_id())
+        for session in (served, alone, floor):
+            session.turn(f"warm-up {number}")
+    served.watch_target()
+    alone.watch_target()
+    for session in (served, alone, floor):
+        session.turn("settle")  # a watch's first prompt: whatever it hands over, the next ones start clean
+    sockets = served.sockets()
+    assert len(sockets) == 1, f"the session's MCP server is up, its socket open: {sockets}"
+    assert alone.sockets() == [], "no MCP server in the session without one"
 
-    def change(summary: str) -> None:
-        with sessionwatch.open(store) as watch:
-            watch.record(TARGET_KEY, kind=SignalKind.HUMAN_DIRECT_MESSAGE, actor=Actor.human(), summary=summary)
-
-    change("the watched session starts")
-    with sessionwatch.open(store) as watch:
-        assert watch.watch(key, TARGET_KEY), "the sessionwatch session watches another"
-    ours.turn("settle")  # the watch's first prompt: whatever it hands over, the next ones start clean
-    floor.turn("settle")
-    sockets = list((sw_host.root / "tmp").glob("sessionwatch-*/cc-*.sock"))
-    assert sockets, "the session's MCP server is up, its socket open"
-
-    idle: list[float] = []
-    served: list[float] = []
+    lines: dict[str, list[float]] = {"cc-idle": [], "cc-served": [], "cc-alone": []}
     floors: list[float] = []
     bare: list[float] = []
-    for number in range(PROMPTS):
-        done = ours.turn(f"nothing new {number}")
-        assert done.stdout == "", f"an idle prompt's hook printed {done.stdout!r}"
-        idle.append(done.ms)
-        floors.append(floor.turn(f"floor {number}").ms)
-        bare.append(timed(lambda: subprocess.run(FLOOR, check=True)))  # noqa: S603 - the interpreter
-        change(f"change {number}")
-        done = ours.turn(f"with a notice {number}")
-        context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
-        assert TARGET_KEY in context, f"no notice of {TARGET_KEY} in {context!r}"
-        served.append(done.ms)
-        floors.append(floor.turn(f"floor again {number}").ms)
-        bare.append(timed(lambda: subprocess.run(FLOOR, check=True)))  # noqa: S603 - the interpreter
-    assert list((sw_host.root / "tmp").glob("sessionwatch-*/cc-*.sock")) == sockets, "the server stayed up"
 
-    floor_median, bare_median = statistics.median(floors), statistics.median(bare)
-    results = []
-    for name, figures in (("cc-idle", idle), ("cc-served", served)):
-        extra = {
-            "bare_floor_ms": bare_median,
-            "ratio_to_bare_floor": statistics.median(figures) / bare_median,
-            "prompts": len(figures),
-            "claude_code": install.CLAUDE_CODE.version,
-        }
-        results.append(time_result(name, "claude", "ms", (floors, figures), target=TARGETS[name], extra=extra))
-    results.append(
+    def floor_turn(prompt: str) -> None:
+        floors.append(floor.turn(prompt).ms)
+        bare.append(timed(lambda: subprocess.run(FLOOR, check=True)))  # noqa: S603 - the interpreter
+
+    for number in range(PROMPTS):
+        done = served.turn(f"nothing new {number}")
+        assert done.stdout == "", f"an idle prompt's hook printed {done.stdout!r}"
+        lines["cc-idle"].append(done.ms)
+        floor_turn(f"floor {number}")
+        lines["cc-served"].append(served.worked(f"served {number}").ms)
+        floor_turn(f"floor {number}, again")
+        lines["cc-alone"].append(alone.worked(f"alone {number}").ms)
+        floor_turn(f"floor {number}, once more")
+    assert served.sockets() == sockets, "the server stayed up"
+
+    bare_median = statistics.median(bare)
+    versions = {"claude_code": install.CLAUDE_CODE.version, "bare_floor_ms": bare_median}
+    results = [
         time_result(
-            "cc-floor", "claude", "ms", (bare, floors), target=TARGETS["cc-floor"],
-            extra={"claude_code": install.CLAUDE_CODE.version},
+            name,
+            "claude",
+            "ms",
+            (floors, figures),
+            target=TARGETS[name],
+            extra={
+                **versions,
+                "prompts": len(figures),
+                "ratio_to_bare": statistics.median(figures) / bare_median,
+            },
         )
-    )
+        for name, figures in lines.items()
+    ]
+    results.append(time_result("cc-floor", "claude", "ms", (bare, floors), target=CONTEXT, extra=versions))
     for result in results:
         print(format_row(result), file=sys.stderr, flush=True)
-    print(
-        f"floor hook {floor_median:.1f} ms, bare `python -I -c pass` {bare_median:.1f} ms; "
-        f"idle {statistics.median(idle) / bare_median:.2f}x, served {statistics.median(served) / bare_median:.2f}x "
-        "the bare floor",
-        file=sys.stderr,
-    )
+    against_bare = ", ".join(f"{r.workload} {r.extra['ratio_to_bare']:.2f}x" for r in results[:-1])
+    print(f"against the bare `python -I -c pass` ({bare_median:.1f} ms): {against_bare}", file=sys.stderr)
     return results
 
 
