@@ -59,8 +59,10 @@ from bench.harness import (
     compile_bytecode,
     format_row,
     fresh_dir,
-    run_script,
+    parse_mode,
+    print_table,
     time_result,
+    write_results,
 )
 from sessionwatch import Actor, SignalKind
 from sessionwatch.integrations import claude_code
@@ -177,23 +179,20 @@ def timed(command: Callable[[], object]) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def unavailable() -> str | None:
-    """Why the real Claude Code cannot run here (None: it can, installed now if need be)."""
-    try:
-        install.ensure(install.CLAUDE_CODE)
-    except install.HostUnavailable as exc:
-        return str(exc)
-    return None
+def claude_command() -> Path:
+    """The pinned Claude Code CLI: the cached one, else installed now (`HostUnavailable` says why not)."""
+    cached = install.binary(install.CLAUDE_CODE)
+    return cached if cached.exists() else install.ensure(install.CLAUDE_CODE)
 
 
 def run(mode: Mode) -> list[Result]:  # noqa: ARG001 - PROMPTS prompts of each kind in every mode
     """The four lines, from three Claude Code sessions side by side."""
-    why = unavailable()
-    if why is not None:
-        print(f"{NAME}: skipped, the real Claude Code cannot run here: {why}", file=sys.stderr)
+    try:
+        command = claude_command()
+    except install.HostUnavailable as exc:
+        print(f"{NAME}: skipped, the real Claude Code cannot run here: {exc}", file=sys.stderr)
         return []
     compile_bytecode()  # as `pip install` does: the hook starts from bytecode
-    command = install.ensure(install.CLAUDE_CODE)
     with fresh_dir(NAME) as root, FakeAnthropic(scripted()) as model:
         no_recorders: dict[str, object] = {"hooks": {}}  # only the project's hooks, as a user has them
 
@@ -268,5 +267,14 @@ def measure(served: Session, alone: Session, floor: Session) -> list[Result]:
     return results
 
 
+def main() -> None:
+    """Measure, print the table, write `bench/results/hook_claude.json` (nothing when skipped)."""
+    mode = parse_mode(__doc__ or NAME)
+    results = run(mode)
+    if results:
+        print_table(results)
+        write_results(NAME, results, mode)
+
+
 if __name__ == "__main__":
-    run_script(NAME, __doc__, run)
+    main()
