@@ -11,25 +11,28 @@ With `--include-hook-events` Claude Code writes a `hook_started` event when it s
 command and a `hook_response` event (its stdout, exit code, outcome) when the command has
 finished, both with the same `hook_id`; neither carries a time, so each line is timed as it
 arrives on the reader thread, and a hook's duration is `hook_response` minus `hook_started`.
-Claude Code runs the handlers of one event in parallel and names them only by event, so each
-session has a single `UserPromptSubmit` handler, and two sessions run side by side, their prompts
-interleaved (one turn at a time, each waiting for its `result`):
+Claude Code starts every handler of an event at once and names them only by event, so each
+session has a single `UserPromptSubmit` handler, and three sessions run side by side, their
+prompts interleaved (one turn at a time, each waiting for its `result`):
 
-- the sessionwatch session: the project's hooks as the installer writes them;
-- the floor session: the same, but its `UserPromptSubmit` handler is `python -I -c pass` (the
+- served: the project's hooks and MCP server as the installer writes them;
+- alone: the same without the MCP server, so the hook does its work in its own process;
+- floor: the same as served, but its `UserPromptSubmit` handler is `python -I -c pass` (the
   interpreter the hook runs with), so what Claude Code adds to any hook (a shell, the process,
   its own bookkeeping) is in both figures.
 
-The sessionwatch session alternates prompts with nothing to do (`cc-idle`: nothing pending, its
-transcript read to its end by the last turn's `Stop`) and prompts with work while the session's
-MCP server, which Claude Code started, is up (`cc-served`: a session it watches changed since the
-last prompt, so the hook hands over a notice, checked in the hook's `additionalContext`). Each
-sessionwatch prompt is followed by a floor prompt and by `python -I -c pass` as a bare process,
-timed here (`cc-floor`: the floor hook against the bare process, what Claude Code adds). The
-figures are medians over `PROMPTS` prompts of each kind (after two warm-up turns per session).
+After two warm-up turns per session, served and alone watch a session. Each of the `PROMPTS`
+rounds then takes a served prompt with nothing to do (`cc-idle`: nothing changed, its transcript
+read to its end by the last turn's `Stop`; the hook prints nothing), a served prompt with work
+while the MCP server Claude Code started is up (`cc-served`: the watched session changed, so the
+hook hands the server a notice, checked in the hook's `additionalContext`), and an alone prompt
+with work (`cc-alone`); each is followed by a floor prompt and by `python -I -c pass` as a bare
+process, timed here (`cc-floor`: the floor hook against the bare process, what Claude Code adds).
+Each line's ratio is its median over the floor hook's median.
 
-It takes about a minute (two Claude Code start-ups, 4 x 16 turns) and is not part of `run.py`.
-Without node, npm or the CLI (and no way to install it) it prints why and measures nothing.
+It takes about 30 s (three Claude Code start-ups, 102 turns) and is not part of `run.py`: it
+starts the real CLI, which its first run installs from npm. Without node, npm or the CLI it prints
+why and measures nothing.
 """
 
 from __future__ import annotations
