@@ -30,7 +30,7 @@ with work (`cc-alone`); each is followed by a floor prompt and by `python -I -c 
 process, timed here (`cc-floor`: the floor hook against the bare process, what Claude Code adds).
 Each line's ratio is its median over the floor hook's median.
 
-It takes about 30 s (three Claude Code start-ups, 102 turns) and is not part of `run.py`: it
+It takes about 30 s (three Claude Code start-ups, 105 turns) and is not part of `run.py`: it
 starts the real CLI, which its first run installs from npm. Without node, npm or the CLI it prints
 why and measures nothing.
 """
