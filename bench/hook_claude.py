@@ -41,8 +41,6 @@ import json
 import statistics
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,13 +65,13 @@ from bench.harness import (
     time_result,
     write_results,
 )
+from bench.hook import FLOOR, timed
 from sessionwatch import Actor, SignalKind
 from sessionwatch.integrations import claude_code
 
 NAME = "hook_claude"
 PROMPTS = 16
 WARM_UP = 2
-FLOOR = (sys.executable, "-I", "-c", "pass")
 EVENT = "UserPromptSubmit"
 TURN_TIMEOUT_S = 120.0
 TARGET_KEY = "agent:bench:main"
@@ -173,13 +171,6 @@ def no_server(project: Path) -> None:
     servers = json.loads(mcp_file.read_text(encoding="utf-8"))
     del servers["mcpServers"]["sessionwatch"]
     mcp_file.write_text(json.dumps(servers, indent=2) + "\n", encoding="utf-8")
-
-
-def timed(command: Callable[[], object]) -> float:
-    """Milliseconds the command took."""
-    start = time.perf_counter()
-    command()
-    return (time.perf_counter() - start) * 1000
 
 
 def claude_command() -> Path:
