@@ -41,6 +41,7 @@ import json
 import statistics
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,12 +68,13 @@ from bench.harness import (
 )
 from bench.hook import FLOOR, timed
 from sessionwatch import Actor, SignalKind
-from sessionwatch.integrations import claude_code
+from sessionwatch.integrations import claude_code, claude_code_front
 
 NAME = "hook_claude"
 PROMPTS = 16
 WARM_UP = 2
-EVENT = "UserPromptSubmit"
+PROMPT = "UserPromptSubmit"
+STOP = "Stop"
 TURN_TIMEOUT_S = 120.0
 TARGET_KEY = "agent:bench:main"
 """The session the sessionwatch session watches; a signal on it before a prompt is that prompt's work."""
@@ -80,53 +82,55 @@ TARGET_KEY = "agent:bench:main"
 TARGETS: dict[str, Target] = {
     "cc-idle": Target("ratio_at_most", 4.0),
     "cc-served": Target("ratio_at_most", 4.0),
+    "cc-idle-alone": Target("ratio_at_most", 4.0),
     "cc-alone": Target("ratio_at_most", 12.0),
+    "cc-stop": CONTEXT,
+    "cc-stop-alone": CONTEXT,
 }
 
 
 @dataclass(frozen=True)
 class HookRun:
-    """One run of a session's `UserPromptSubmit` handler, as the stream shows it."""
+    """One run of a hook handler, as the stream shows it."""
 
     ms: float
     stdout: str
     outcome: str
 
 
+@dataclass(frozen=True)
+class Turn:
+    """The runs of the turn's `UserPromptSubmit` handler (before the prompt) and `Stop` handler (after)."""
+
+    prompt: HookRun
+    stop: HookRun
+
+
 class Session:
-    """One headless Claude Code session: send a prompt, wait for its turn, read its prompt hook's run."""
+    """One headless Claude Code session: send a prompt, wait for its turn, read its hooks' runs."""
 
     def __init__(self, host: ClaudeCodeHost) -> None:
         self.host = host
         self.run = host.stream()
         self.turns = 0
 
-    def turn(self, prompt: str) -> HookRun:
-        """One prompt, one turn; the `UserPromptSubmit` handler's run in it (it must be the only one)."""
+    def turn(self, prompt: str) -> Turn:
+        """One prompt, one turn, and the runs of its `UserPromptSubmit` and `Stop` handlers."""
         first = len(self.run.events)
         self.run.send(prompt)
         self.turns += 1
         self.run.wait(lambda r: r.results() >= self.turns, timeout=TURN_TIMEOUT_S, what=f"turn {self.turns}")
         events, arrivals = self.run.events[first:], self.run.arrivals[first:]
-        started = {
-            str(e["hook_id"]): at
-            for e, at in zip(events, arrivals, strict=False)
-            if e.get("subtype") == "hook_started" and e.get("hook_event") == EVENT
-        }
-        runs = [
-            HookRun((at - started[str(e["hook_id"])]) * 1000, str(e.get("stdout", "")), str(e.get("outcome")))
-            for e, at in zip(events, arrivals, strict=False)
-            if e.get("subtype") == "hook_response" and e.get("hook_id") in started
-        ]
-        assert len(started) == 1, f"one {EVENT} handler per prompt, not {len(started)}"
-        assert len(runs) == 1, f"the handler's run ended once in the turn, not {len(runs)} times"
-        assert runs[0].outcome == "success", runs[0]
-        return runs[0]
+        return Turn(hook_run(events, arrivals, PROMPT), hook_run(events, arrivals, STOP))
+
+    def session_id(self) -> str:
+        """Claude Code's id of the session (every event names it)."""
+        return str(self.run.events[0]["session_id"])
 
     def watch_target(self) -> None:
         """The session watches `TARGET_KEY` from now on (a first change of it made first)."""
         self.change("the watched session starts")
-        key = claude_code.session_key(self.host.project, self.run.events[0]["session_id"])
+        key = claude_code.session_key(self.host.project, self.session_id())
         with sessionwatch.open(f"sqlite:///{self.host.store}") as watch:
             assert watch.watch(key, TARGET_KEY), "the session watches another"
 
@@ -137,13 +141,37 @@ class Session:
                 TARGET_KEY, kind=SignalKind.HUMAN_DIRECT_MESSAGE, actor=Actor.human(), summary=summary
             )
 
-    def worked(self, prompt: str) -> HookRun:
-        """A prompt after a change: its hook's run, checked to hand the notice over."""
+    def quiet(self, prompt: str) -> Turn:
+        """A prompt with no notice to hand over: its turn, the hook checked to print nothing."""
+        done = self.turn(prompt)
+        assert done.prompt.stdout == "", f"a prompt without a notice: its hook printed {done.prompt.stdout!r}"
+        return done
+
+    def worked(self, prompt: str) -> Turn:
+        """A prompt after a change: its turn, the hook checked to hand the notice over."""
         self.change(f"before {prompt}")
         done = self.turn(prompt)
-        context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+        context = json.loads(done.prompt.stdout)["hookSpecificOutput"]["additionalContext"]
         assert TARGET_KEY in context, f"no notice of {TARGET_KEY} in {context!r}"
         return done
+
+    def front_end_idle(self) -> bool:
+        """Whether the hook's front end, asked now, finds nothing to do for a prompt of this session.
+
+        The transcript only grows and nothing moves the session's marker between turns, so when
+        the answer is no now, it is no when the next prompt's hook asks.
+        """
+        session_id = self.session_id()
+        [transcript] = [path for path in self.host.transcripts() if path.stem == session_id]
+        hook_input = {
+            "session_id": session_id,
+            "transcript_path": str(transcript),
+            "cwd": str(self.host.project),
+            "hook_event_name": PROMPT,
+            "prompt": "next",
+        }
+        environ = {"CLAUDE_PROJECT_DIR": str(self.host.project)}
+        return claude_code_front.nothing_to_do(hook_input, db=str(self.host.store), environ=environ)
 
     def sockets(self) -> list[Path]:
         """The sockets of the session's MCP server (one while it is up)."""
@@ -155,13 +183,32 @@ class Session:
         self.host.clean_up()
 
 
-def floor_handler(project: Path) -> None:
-    """Make the project's `UserPromptSubmit` handler `python -I -c pass`, the rest as installed."""
+def hook_run(events: Sequence[Mapping[str, object]], arrivals: Sequence[float], event: str) -> HookRun:
+    """The run of the turn's one `event` handler: `hook_response`'s arrival minus `hook_started`'s."""
+    started = {
+        str(e["hook_id"]): at
+        for e, at in zip(events, arrivals, strict=True)
+        if e.get("subtype") == "hook_started" and e.get("hook_event") == event
+    }
+    runs = [
+        HookRun((at - started[str(e["hook_id"])]) * 1000, str(e.get("stdout", "")), str(e.get("outcome")))
+        for e, at in zip(events, arrivals, strict=True)
+        if e.get("subtype") == "hook_response" and e.get("hook_id") in started
+    ]
+    assert len(started) == 1, f"one {event} handler per turn, not {len(started)}"
+    assert len(runs) == 1, f"the {event} handler's run ended once in the turn, not {len(runs)} times"
+    assert runs[0].outcome == "success", runs[0]
+    return runs[0]
+
+
+def floor_handlers(project: Path) -> None:
+    """The project's `UserPromptSubmit` and `Stop` handlers become `python -I -c pass`; the rest stays."""
     settings_file = project / ".claude" / "settings.json"
     settings = json.loads(settings_file.read_text(encoding="utf-8"))
-    for group in settings["hooks"][EVENT]:
-        for handler in group["hooks"]:
-            handler["command"] = " ".join(FLOOR)
+    for event in (PROMPT, STOP):
+        for group in settings["hooks"][event]:
+            for handler in group["hooks"]:
+                handler["command"] = " ".join(FLOOR)
     settings_file.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
 
 
@@ -195,7 +242,7 @@ def run(mode: Mode) -> list[Result]:  # noqa: ARG001 - PROMPTS prompts of each k
 
         served_host, alone_host, floor_host = host("served"), host("alone"), host("floor")
         no_server(alone_host.project)
-        floor_handler(floor_host.project)
+        floor_handlers(floor_host.project)
         sessions = [Session(served_host), Session(alone_host), Session(floor_host)]
         try:
             return measure(*sessions)
@@ -217,33 +264,43 @@ def measure(served: Session, alone: Session, floor: Session) -> list[Result]:
     assert len(sockets) == 1, f"the session's MCP server is up, its socket open: {sockets}"
     assert alone.sockets() == [], "no MCP server in the session without one"
 
-    lines: dict[str, list[float]] = {"cc-idle": [], "cc-served": [], "cc-alone": []}
+    lines: dict[str, list[float]] = {name: [] for name in TARGETS}
     floors: list[float] = []
+    stop_floors: list[float] = []
     bare: list[float] = []
+    front_end_idle = 0
 
     def floor_turn(prompt: str) -> None:
-        floors.append(floor.turn(prompt).ms)
+        done = floor.turn(prompt)
+        floors.append(done.prompt.ms)
+        stop_floors.append(done.stop.ms)
         bare.append(timed(lambda: subprocess.run(FLOOR, check=True)))  # noqa: S603 - the interpreter
 
+    def take(prompt_line: str, stop_line: str, done: Turn) -> None:
+        lines[prompt_line].append(done.prompt.ms)
+        lines[stop_line].append(done.stop.ms)
+        floor_turn(f"floor after {prompt_line}")
+
     for number in range(PROMPTS):
-        done = served.turn(f"nothing new {number}")
-        assert done.stdout == "", f"an idle prompt's hook printed {done.stdout!r}"
-        lines["cc-idle"].append(done.ms)
-        floor_turn(f"floor {number}")
-        lines["cc-served"].append(served.worked(f"served {number}").ms)
-        floor_turn(f"floor {number}, again")
-        lines["cc-alone"].append(alone.worked(f"alone {number}").ms)
-        floor_turn(f"floor {number}, once more")
+        front_end_idle += served.front_end_idle() + alone.front_end_idle()
+        take("cc-idle", "cc-stop", served.quiet(f"nothing new {number}"))
+        take("cc-served", "cc-stop", served.worked(f"served {number}"))
+        take("cc-idle-alone", "cc-stop-alone", alone.quiet(f"nothing new here {number}"))
+        take("cc-alone", "cc-stop-alone", alone.worked(f"alone {number}"))
     assert served.sockets() == sockets, "the server stayed up"
 
     bare_median = statistics.median(bare)
-    versions = {"claude_code": install.CLAUDE_CODE.version, "bare_floor_ms": bare_median}
+    versions = {
+        "claude_code": install.CLAUDE_CODE.version,
+        "bare_floor_ms": bare_median,
+        "front_end_idle": f"{front_end_idle} of {2 * PROMPTS}",
+    }
     results = [
         time_result(
             name,
             "claude",
             "ms",
-            (floors, figures),
+            (stop_floors if name.startswith("cc-stop") else floors, figures),
             target=TARGETS[name],
             extra={
                 **versions,
@@ -258,6 +315,10 @@ def measure(served: Session, alone: Session, floor: Session) -> list[Result]:
         print(format_row(result), file=sys.stderr, flush=True)
     against_bare = ", ".join(f"{r.workload} {r.extra['ratio_to_bare']:.2f}x" for r in results[:-1])
     print(f"against the bare `python -I -c pass` ({bare_median:.1f} ms): {against_bare}", file=sys.stderr)
+    print(
+        f"the front end found nothing to do before {front_end_idle} of {2 * PROMPTS} prompts with no notice",
+        file=sys.stderr,
+    )
     return results
 
 
