@@ -17,20 +17,27 @@ prompts interleaved (one turn at a time, each waiting for its `result`):
 
 - served: the project's hooks and MCP server as the installer writes them;
 - alone: the same without the MCP server, so the hook does its work in its own process;
-- floor: the same as served, but its `UserPromptSubmit` handler is `python -I -c pass` (the
-  interpreter the hook runs with), so what Claude Code adds to any hook (a shell, the process,
-  its own bookkeeping) is in both figures.
+- floor: the same as served, but its `UserPromptSubmit` and `Stop` handlers are `python -I -c
+  pass` (the interpreter the hook runs with), so what Claude Code adds to any hook (a shell, the
+  process, its own bookkeeping) is in both figures.
 
 After two warm-up turns per session, served and alone watch a session. Each of the `PROMPTS`
-rounds then takes a served prompt with nothing to do (`cc-idle`: nothing changed, its transcript
-read to its end by the last turn's `Stop`; the hook prints nothing), a served prompt with work
-while the MCP server Claude Code started is up (`cc-served`: the watched session changed, so the
-hook hands the server a notice, checked in the hook's `additionalContext`), and an alone prompt
-with work (`cc-alone`); each is followed by a floor prompt and by `python -I -c pass` as a bare
-process, timed here (`cc-floor`: the floor hook against the bare process, what Claude Code adds).
-Each line's ratio is its median over the floor hook's median.
+rounds then takes, in served and then in alone, a prompt with no notice to hand over (nothing
+changed; the hook prints nothing, checked) and a prompt with one (the watched session changed
+just before; the notice checked in the hook's `additionalContext`), each followed by a floor turn
+and by `python -I -c pass` as a bare process, timed here. Lines: `cc-idle` and `cc-served` (served,
+the MCP server Claude Code started up all along), `cc-idle-alone` and `cc-alone` (no server);
+each against the floor hook's `UserPromptSubmit` median. `cc-stop`, `cc-stop-alone`: the `Stop`
+hook of the same turns against the floor's `Stop`. `cc-floor`: the floor hook against the bare
+process.
 
-It takes about 30 s (three Claude Code start-ups, 105 turns) and is not part of `run.py`: it
+"No notice" is not "nothing to do" for the hook: Claude Code 2.1.197 writes lines to the
+transcript after the `Stop` hook has read it (`queue-operation`, `stop_hook_summary`,
+`turn_duration`), so at the next prompt the front end mostly finds the transcript grown past the
+marker and hands the prompt on, like one with work. Before each such prompt the run asks the front
+end itself and counts the prompts it already found work for (`work_ahead`, a lower bound).
+
+It takes about 40 s (three Claude Code start-ups, 137 turns) and is not part of `run.py`: it
 starts the real CLI, which its first run installs from npm. Without node, npm or the CLI it prints
 why and measures nothing.
 """
@@ -155,11 +162,12 @@ class Session:
         assert TARGET_KEY in context, f"no notice of {TARGET_KEY} in {context!r}"
         return done
 
-    def front_end_idle(self) -> bool:
-        """Whether the hook's front end, asked now, finds nothing to do for a prompt of this session.
+    def work_ahead(self) -> bool:
+        """Whether the hook's front end, asked now, already finds work for the next prompt of this session.
 
-        The transcript only grows and nothing moves the session's marker between turns, so when
-        the answer is no now, it is no when the next prompt's hook asks.
+        The transcript only grows and nothing moves the session's marker between turns, so work
+        found now is there when the next prompt's hook asks (a lower bound: Claude Code may write
+        more lines before that hook runs).
         """
         session_id = self.session_id()
         [transcript] = [path for path in self.host.transcripts() if path.stem == session_id]
@@ -171,7 +179,7 @@ class Session:
             "prompt": "next",
         }
         environ = {"CLAUDE_PROJECT_DIR": str(self.host.project)}
-        return claude_code_front.nothing_to_do(hook_input, db=str(self.host.store), environ=environ)
+        return not claude_code_front.nothing_to_do(hook_input, db=str(self.host.store), environ=environ)
 
     def sockets(self) -> list[Path]:
         """The sockets of the session's MCP server (one while it is up)."""
@@ -268,7 +276,7 @@ def measure(served: Session, alone: Session, floor: Session) -> list[Result]:
     floors: list[float] = []
     stop_floors: list[float] = []
     bare: list[float] = []
-    front_end_idle = 0
+    work_ahead = 0
 
     def floor_turn(prompt: str) -> None:
         done = floor.turn(prompt)
@@ -282,7 +290,7 @@ def measure(served: Session, alone: Session, floor: Session) -> list[Result]:
         floor_turn(f"floor after {prompt_line}")
 
     for number in range(PROMPTS):
-        front_end_idle += served.front_end_idle() + alone.front_end_idle()
+        work_ahead += served.work_ahead() + alone.work_ahead()
         take("cc-idle", "cc-stop", served.quiet(f"nothing new {number}"))
         take("cc-served", "cc-stop", served.worked(f"served {number}"))
         take("cc-idle-alone", "cc-stop-alone", alone.quiet(f"nothing new here {number}"))
@@ -293,7 +301,7 @@ def measure(served: Session, alone: Session, floor: Session) -> list[Result]:
     versions = {
         "claude_code": install.CLAUDE_CODE.version,
         "bare_floor_ms": bare_median,
-        "front_end_idle": f"{front_end_idle} of {2 * PROMPTS}",
+        "work_ahead": f"{work_ahead} of {2 * PROMPTS}",
     }
     results = [
         time_result(
@@ -316,7 +324,7 @@ def measure(served: Session, alone: Session, floor: Session) -> list[Result]:
     against_bare = ", ".join(f"{r.workload} {r.extra['ratio_to_bare']:.2f}x" for r in results[:-1])
     print(f"against the bare `python -I -c pass` ({bare_median:.1f} ms): {against_bare}", file=sys.stderr)
     print(
-        f"the front end found nothing to do before {front_end_idle} of {2 * PROMPTS} prompts with no notice",
+        f"before {work_ahead} of the {2 * PROMPTS} prompts without a notice the front end already found work",
         file=sys.stderr,
     )
     return results
