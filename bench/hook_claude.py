@@ -84,7 +84,7 @@ PROMPT = "UserPromptSubmit"
 STOP = "Stop"
 TURN_TIMEOUT_S = 120.0
 TARGET_KEY = "agent:bench:main"
-"""The session the sessionwatch session watches; a signal on it before a prompt is that prompt's work."""
+"""The session served and alone watch; a signal on it before a prompt gives that prompt a notice."""
 
 TARGETS: dict[str, Target] = {
     "cc-idle": Target("ratio_at_most", 4.0),
@@ -235,7 +235,7 @@ def claude_command() -> Path:
 
 
 def run(mode: Mode) -> list[Result]:  # noqa: ARG001 - PROMPTS prompts of each kind in every mode
-    """The four lines, from three Claude Code sessions side by side."""
+    """The lines, from three Claude Code sessions side by side (none when Claude Code cannot run)."""
     try:
         command = claude_command()
     except install.HostUnavailable as exc:
