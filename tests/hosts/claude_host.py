@@ -304,6 +304,9 @@ class StreamJson:
             text=True,
         )
         self.events: list[dict[str, object]] = []
+        self.arrivals: list[float] = []
+        """When each event's line arrived (`time.perf_counter()` on the reader thread), index for index:
+        the stream's events carry no time of their own."""
         self._arrived: queue.Queue[None] = queue.Queue()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -311,11 +314,13 @@ class StreamJson:
     def _read(self) -> None:
         assert self._process.stdout is not None
         for line in self._process.stdout:
+            arrived = time.perf_counter()
             try:
                 event = json.loads(line)
             except ValueError:
                 continue
             if isinstance(event, dict):
+                self.arrivals.append(arrived)  # first: a reader of `events[i]` finds `arrivals[i]`
                 self.events.append(event)
                 self._arrived.put(None)
 
