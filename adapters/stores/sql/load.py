@@ -35,7 +35,9 @@ def load_history(
         raise StoreNotEmptyError(
             f"the store already holds history (sequence counter at {counter}); import into a new, empty store"
         )
+    dialect.before_load(c)
     versions, last_id, retained = _load_events(tx, events)
+    dialect.build_load_indexes(c)
     tx.vacuum_due = dialect.after_load(c, last_id) or tx.vacuum_due
     end = tail() if callable(tail) else tail
     _load_tail(tx, versions, end)
@@ -72,10 +74,12 @@ def _load_events(
                 retained += 1
             case SessionDeleted():
                 flush()
+                dialect.build_load_indexes(c)  # the delete looks its rows up by session
                 c.execute(sql.DELETE_SESSION_SIGNALS, (event.session_key, event.agent_id))
                 retained -= c.rowcount
             case SignalsPruned():
                 flush()
+                dialect.build_load_indexes(c)  # the delete looks its rows up by age
                 cutoffs = event.cutoffs
                 c.execute(
                     sql.DELETE_REMOVED,
