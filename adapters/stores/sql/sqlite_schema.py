@@ -32,7 +32,9 @@ _SIGNALS_TABLE = (
     " watchers TEXT,"
     " notification_id INTEGER NOT NULL)"  # its stored event, kept while the signal is retained
 )
-_BY_SESSION = "CREATE INDEX IF NOT EXISTS sw_signals_by_session ON sw_signals (session_key, agent_id, sequence)"
+_BY_SESSION = (
+    "CREATE INDEX IF NOT EXISTS sw_signals_by_session ON sw_signals (session_key, agent_id, sequence)"
+)
 _BY_AGE = "CREATE INDEX IF NOT EXISTS sw_signals_by_age ON sw_signals (occurred_at_ms)"
 LOAD_DEFERRED_INDEXES = {"sw_signals_by_session": _BY_SESSION, "sw_signals_by_age": _BY_AGE}
 """The signal indexes a bulk load drops and builds back once its rows are in (`SqliteDialect.before_load`):
