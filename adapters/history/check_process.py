@@ -9,7 +9,7 @@ is valid; when it refuses a line, the import raises that refusal, the earliest, 
 one process would, and the store writes nothing (ADR-0043).
 
 Each line is parsed and validated once, in the importing process: a recorded signal, nearly
-every line of a history, goes over as the plain values of its validated fields (`_signal_item`),
+every line of a history, goes over as its validated fields by name (`_signal_item`, ADR-0072),
 which this process makes into the same event without parsing or validating it again
 (`_signal_from`); any other line goes over as its text and is parsed here. The importing process
 hands over only the lines it parsed: when it refuses one, this process has read every line before

@@ -25,7 +25,9 @@ def load_history(
     The stored events get the notification ids 1..n (no other id exists in an empty store), so a
     signal row names its event as it is written. The signal rows follow the fold's rules as the
     events come: a deletion or a prune checkpoint first writes the rows pending, then deletes what
-    it removes, so Python holds at most `LOAD_CHUNK` events and rows at a time.
+    it removes, so Python holds at most `LOAD_CHUNK` events and rows at a time. What the dialect
+    would maintain row by row for nothing (SQLite's secondary signal indexes) it drops first and
+    builds back over the rows, before the first delete and at the end (ADR-0072), all inside `tx`.
     """
     sql, c, dialect = tx.sql, tx.statement, tx.dialect
     tx.changed_wholesale()
