@@ -73,11 +73,16 @@ REPOSITORY = BENCH_DIR.parent
 
 @dataclass(frozen=True)
 class Import:
-    """One timed import: seconds from start to exit, the events it reported, the child's peak RSS."""
+    """One timed import: seconds from start to exit, the events it reported, the child's peak RSS.
+
+    `cpu_seconds`: the CPU time (user and system) of the import and of the process it waited for,
+    which a machine busy with other work does not inflate as it does the wall time.
+    """
 
     seconds: float
     events: int
     peak_rss_bytes: int
+    cpu_seconds: float
 
     @property
     def rate(self) -> float:
@@ -172,6 +177,8 @@ with open("/proc/self/status", encoding="ascii") as status:
     own = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
 waited = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 print(f"PEAK_RSS_KB {max(own, waited)}", file=sys.stderr)
+used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+print(f"CPU_SECONDS {sum(u.ru_utime + u.ru_stime for u in used)}", file=sys.stderr)
 sys.exit(code)
 """
 """`python -m sessionwatch import ...` run by `runpy`, then its peak RSS on standard error: its own
@@ -201,7 +208,8 @@ def import_once(history: Path, env: dict[str, str], scratch: Path) -> Import:
     for leftover in scratch.iterdir():
         leftover.unlink()
     peak = next(int(line.split()[1]) for line in errors.splitlines() if line.startswith("PEAK_RSS_KB "))
-    return Import(seconds, int(report["events"]), peak * 1024)
+    cpu = next(float(line.split()[1]) for line in errors.splitlines() if line.startswith("CPU_SECONDS "))
+    return Import(seconds, int(report["events"]), peak * 1024, cpu)
 
 
 def measure(
@@ -249,6 +257,8 @@ def results(snapshot_runs: list[Import], tree_runs: list[Import], extra: dict[st
         "tree_seconds": [run.seconds for run in tree_runs],
         "snapshot_peak_rss_mb": [run.peak_rss_bytes / MB for run in snapshot_runs],
         "tree_peak_rss_mb": [run.peak_rss_bytes / MB for run in tree_runs],
+        "snapshot_cpu_seconds": [run.cpu_seconds for run in snapshot_runs],
+        "tree_cpu_seconds": [run.cpu_seconds for run in tree_runs],
     }
     baseline = str(extra["against"]).startswith(BASELINE)
     rates = ([run.rate for run in snapshot_runs], [run.rate for run in tree_runs])
@@ -308,6 +318,13 @@ def main() -> None:
         f" working tree {[f'{r.seconds:.1f} s' for r in tree_runs]}; peak RSS (MB) snapshot"
         f" {[round(r.peak_rss_bytes / MB, 1) for r in snapshot_runs]}, working tree"
         f" {[round(r.peak_rss_bytes / MB, 1) for r in tree_runs]}"
+    )
+    print(
+        f"CPU time (both processes): snapshot {[f'{r.cpu_seconds:.1f} s' for r in snapshot_runs]},"
+        f" working tree {[f'{r.cpu_seconds:.1f} s' for r in tree_runs]}; each pair's wall-time ratio"
+        f" {[f'{s.seconds / t.seconds:.2f}x' for s, t in zip(snapshot_runs, tree_runs, strict=True)]},"
+        f" CPU-time ratio"
+        f" {[f'{s.cpu_seconds / t.cpu_seconds:.2f}x' for s, t in zip(snapshot_runs, tree_runs, strict=True)]}"
     )
     mode = Mode(name="quick" if args.quick else "full", rounds=rounds, seconds=0.0, warmup=0.0)
     write_results(NAME, lines, mode)

@@ -98,19 +98,36 @@ def held_by(cursors: CursorsByTarget, identity: SessionIdentity) -> list[CursorK
 def apply_cursor_facts(cursors: CursorsByTarget, facts: Iterable[CursorFact]) -> CursorsByTarget:
     """Evolve the cursors touched by `facts`, dropping a target's entry once it has none."""
     out = dict(cursors)
+    evolve_cursors_in(out, facts, set())
+    return out
+
+
+def evolve_cursors_in(
+    cursors: dict[SessionIdentity, Mapping[str, CursorState]],
+    facts: Iterable[CursorFact],
+    owned: set[SessionIdentity],
+) -> None:
+    """`apply_cursor_facts` into `cursors` itself: the rule, for callers that own the outer mapping.
+
+    A target's mapping of watchers is copied on its first write unless `owned` names it (a mapping
+    this caller made, so writable in place); the targets whose mapping it made are added to `owned`.
+    """
     for fact in facts:
         target = fact.key.target
-        by_watcher = dict(out.get(target, {}))
+        by_watcher = cursors.get(target)
+        if target not in owned or by_watcher is None:
+            by_watcher = dict(by_watcher or {})
+            owned.add(target)
         state = watch_cursor.evolve(by_watcher.get(fact.watcher), fact)
         if state is None:
-            by_watcher.pop(fact.watcher, None)
+            cast("dict[str, CursorState]", by_watcher).pop(fact.watcher, None)
         else:
-            by_watcher[fact.watcher] = state
+            cast("dict[str, CursorState]", by_watcher)[fact.watcher] = state
         if by_watcher:
-            out[target] = by_watcher
+            cursors[target] = by_watcher
         else:
-            out.pop(target, None)
-    return out
+            cursors.pop(target, None)
+            owned.discard(target)
 
 
 def implied_facts(
@@ -140,10 +157,18 @@ def implied_facts_in(
     if not commands:
         return []
     facts: list[CursorFact] = []
-    for command in commands:
+    # Copied once, when a command's facts are read by a later command (never for the last one).
+    working: dict[SessionIdentity, Mapping[str, CursorState]] | None = None
+    owned: set[SessionIdentity] = set()
+    last = len(commands) - 1
+    for at, command in enumerate(commands):
         key = CursorKey(command.watcher, command.target_key, command.target_agent_id)
         decided = watch_cursor.derive(command, cursors.get(key.target, {}).get(key.watcher))
-        cursors = apply_cursor_facts(cursors, decided)
+        if at < last and decided:  # the last command's facts change nothing any command reads
+            if working is None:
+                working = dict(cursors)
+                cursors = working
+            evolve_cursors_in(working, decided, owned)
         facts.extend(decided)
     return facts
 
@@ -216,6 +241,7 @@ class Projection:
         self._digests = base.digests
         self._owned: set[str] = set()
         self._own_logs: set[SessionIdentity] = set()
+        self._own_targets: set[SessionIdentity] = set()  # the cursor mappings by watcher made here
         self._raised: dict[SessionIdentity, int] = {}  # heads raised past their `_sessions` state
 
     def _settle(self, identity: SessionIdentity) -> None:
@@ -261,6 +287,16 @@ class Projection:
             self._owned.add("digests")
         return cast("dict[SessionIdentity, DigestState]", self._digests)  # owned
 
+    def _evolve_cursors(self, facts: Iterable[CursorFact]) -> None:
+        """`apply_cursor_facts` to the cursors, each mapping copied on its first write only."""
+        if "cursors" not in self._owned:
+            self._cursors = dict(self._cursors)
+            self._owned.add("cursors")
+            self._own_targets.clear()
+        evolve_cursors_in(
+            cast("dict[SessionIdentity, Mapping[str, CursorState]]", self._cursors), facts, self._own_targets
+        )
+
     @property
     def cursors(self) -> CursorsByTarget:
         """The cursors as of the events applied so far."""
@@ -298,17 +334,17 @@ class Projection:
                 identity = SessionIdentity(event.session_key, event.agent_id)
                 implied = implied_facts_in(self._cursors, event, identity, notifying=self.notifying)
                 if implied:
-                    self._cursors = apply_cursor_facts(self._cursors, implied)
+                    self._evolve_cursors(implied)
                 self._apply_session_event(event, identity)
                 return implied
             case WatchRegistered() | WatchPromoted() | NoticeAcknowledged() | WatchRemoved():
-                self._cursors = apply_cursor_facts(self._cursors, [event])
+                self._evolve_cursors([event])
                 return [event]
             case NoticesSwept():
                 refrozen: list[CursorFact] = list(
                     plan_sweep_in(self._cursors, self.sessions, event.at_ms).facts
                 )
-                self._cursors = apply_cursor_facts(self._cursors, refrozen)
+                self._evolve_cursors(refrozen)
                 return refrozen
             case SignalsPruned():
                 self._restart_from(event)
@@ -346,7 +382,7 @@ class Projection:
         if watch_cursor.signal_may_react(event, self._cursors.get(identity)):
             implied = implied_facts_in(self._cursors, event, identity, notifying=self.notifying)
             if implied:
-                self._cursors = apply_cursor_facts(self._cursors, implied)
+                self._evolve_cursors(implied)
         state = self._sessions.get(identity)
         if state is not None and session.raises_head_only(state, event):
             if event.sequence > self._raised.get(identity, state.head):

@@ -9,7 +9,7 @@ is valid; when it refuses a line, the import raises that refusal, the earliest, 
 one process would, and the store writes nothing (ADR-0043).
 
 Each line is parsed and validated once, in the importing process: a recorded signal, nearly
-every line of a history, goes over as the plain values of its validated fields (`_signal_item`),
+every line of a history, goes over as its validated fields by name (`_signal_item`, ADR-0072),
 which this process makes into the same event without parsing or validating it again
 (`_signal_from`); any other line goes over as its text and is parsed here. The importing process
 hands over only the lines it parsed: when it refuses one, this process has read every line before
@@ -51,37 +51,39 @@ Verdict: TypeAlias = (
 )
 
 
-SignalItem: TypeAlias = tuple[Any, ...]
-"""A recorded signal's line as it goes over: its stream (as an integer), its version, and the values
-of its validated fields in declaration order, the payload as its fields' values."""
-_SIGNAL_FIELDS: Final = tuple(SignalRecorded.model_fields)
-_PAYLOAD: Final = _SIGNAL_FIELDS.index("payload")
-_PAYLOAD_FIELDS: Final = tuple(Payload.model_fields)
+SignalItem: TypeAlias = tuple[int, int, dict[str, Any]]
+"""A recorded signal's line as it goes over: its stream (as an integer), its version, and its validated
+fields by name, the payload as its fields by name."""
 
 
 def _signal_item(stream: UUID, version: int, event: SignalRecorded) -> SignalItem:
-    """What goes over for a recorded signal the importing process parsed and validated."""
-    values = list(event.__dict__.values())  # every field, in declaration order (pydantic's __dict__)
-    payload = values[_PAYLOAD]
+    """What goes over for a recorded signal the importing process parsed and validated.
+
+    The fields as pydantic holds them (`__dict__`, every field in declaration order); the pickle
+    writes each field's name once a frame, so a dict costs little more than its values.
+    """
+    fields = event.__dict__
+    payload = event.payload
     if payload is not None:
-        values[_PAYLOAD] = tuple(payload.__dict__.values())
-    return (stream.int, version, *values)
+        fields = {**fields, "payload": payload.__dict__}
+    return (stream.int, version, fields)
 
 
 def _signal_from(item: SignalItem, streams: dict[int, UUID]) -> tuple[UUID, int, SignalRecorded]:
     """The stream, version and event `_signal_item` sent: the event equal to the one validated there.
 
     Its fields were validated into the types the model declares by the importing process, so the
-    model is made of them without validating again (`checked_model`).
+    model is made of them without validating again (`checked_model`); the fields unpickled here
+    are this process's own, so the model takes them as they are.
     """
-    number, version, *values = item
+    number, version, fields = item
     stream = streams.get(number)
     if stream is None:
         stream = streams[number] = UUID(int=number)
-    payload = values[_PAYLOAD]
+    payload = fields["payload"]
     if payload is not None:
-        values[_PAYLOAD] = checked_model(Payload, dict(zip(_PAYLOAD_FIELDS, payload, strict=True)))
-    return stream, version, checked_model(SignalRecorded, dict(zip(_SIGNAL_FIELDS, values, strict=True)))
+        fields["payload"] = checked_model(Payload, payload)
+    return stream, version, checked_model(SignalRecorded, fields)
 
 
 def _write_frame(out: IO[bytes], value: object) -> None:

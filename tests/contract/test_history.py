@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import io
+import sqlite3
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -566,3 +568,47 @@ def test_a_checking_process_that_fails_fails_the_import_with_its_error_and_write
         with pytest.raises(RuntimeError, match=r"checking process .*checker exploded"):
             _import_elsewhere(target.store, lines)
         assert_empty(target.store)
+
+
+# ---------------------------------------------------------------- SQLite's indexes during a load
+
+
+def _schema_and_integrity(path: Path) -> tuple[list[tuple[str, ...]], str]:
+    with closing(sqlite3.connect(path)) as raw:
+        schema = raw.execute(
+            "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name"
+        ).fetchall()
+        return schema, raw.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+def test_a_sqlite_load_builds_back_the_indexes_it_dropped_and_a_refused_one_leaves_them(
+    tmp_path: Path,
+) -> None:
+    """The load drops two signal indexes and builds them back: after a load, with or without deletes
+    and prunes among its events, and after a load refused half-way, the schema is a new store's and
+    every index holds exactly its table's rows (`integrity_check`)."""
+    new = tmp_path / "new.db"
+    with open_store(f"sqlite:///{new}", FakeClock()):
+        pass
+    expected = (_schema_and_integrity(new)[0], "ok")
+    clock = FakeClock()
+    with open_store("memory://", clock) as rich:
+        build_history(rich, clock)  # a delete and a compacting prune among its events
+        rich_lines = export_text(rich.store).splitlines()
+    plain = _many_signals(3_000)
+    late = _signals(plain)[2_500]
+    refused = _payload(plain, late, sequence=orjson.loads(plain[late - 1])["payload"]["sequence"])
+    for name, lines, elsewhere in [
+        ("rich", rich_lines, False),
+        ("plain", plain, True),
+        ("refused", refused, True),
+    ]:
+        path = tmp_path / f"{name}.db"
+        with open_store(f"sqlite:///{path}", FakeClock()) as target:
+            if name == "refused":
+                with pytest.raises(HistoryError):
+                    import_history(target.store, lines, check_elsewhere=elsewhere)
+            else:
+                import_history(target.store, lines, check_elsewhere=elsewhere)
+                assert export_text(target.store) == "\n".join(lines) + "\n"
+        assert _schema_and_integrity(path) == expected, name

@@ -70,6 +70,14 @@ class Dialect(Protocol):
         """Insert many rows into an empty table in one go (`executemany`, `COPY`)."""
         ...
 
+    def before_load(self, statement: Cursor) -> None:
+        """Before a bulk load into the empty store: drop what the load would maintain row by row."""
+        ...
+
+    def build_load_indexes(self, statement: Cursor) -> None:
+        """Build back what `before_load` dropped (before a delete needs it, and once the rows are in)."""
+        ...
+
     def after_load(self, statement: Cursor, last_notification_id: int) -> bool:
         """What the driver needs once stored events were loaded with explicit ids; whether to analyze."""
         ...

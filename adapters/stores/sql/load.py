@@ -25,7 +25,9 @@ def load_history(
     The stored events get the notification ids 1..n (no other id exists in an empty store), so a
     signal row names its event as it is written. The signal rows follow the fold's rules as the
     events come: a deletion or a prune checkpoint first writes the rows pending, then deletes what
-    it removes, so Python holds at most `LOAD_CHUNK` events and rows at a time.
+    it removes, so Python holds at most `LOAD_CHUNK` events and rows at a time. What the dialect
+    would maintain row by row for nothing (SQLite's secondary signal indexes) it drops first and
+    builds back over the rows, before the first delete and at the end (ADR-0072), all inside `tx`.
     """
     sql, c, dialect = tx.sql, tx.statement, tx.dialect
     tx.changed_wholesale()
@@ -35,7 +37,9 @@ def load_history(
         raise StoreNotEmptyError(
             f"the store already holds history (sequence counter at {counter}); import into a new, empty store"
         )
+    dialect.before_load(c)
     versions, last_id, retained = _load_events(tx, events)
+    dialect.build_load_indexes(c)
     tx.vacuum_due = dialect.after_load(c, last_id) or tx.vacuum_due
     end = tail() if callable(tail) else tail
     _load_tail(tx, versions, end)
@@ -72,10 +76,12 @@ def _load_events(
                 retained += 1
             case SessionDeleted():
                 flush()
+                dialect.build_load_indexes(c)  # the delete looks its rows up by session
                 c.execute(sql.DELETE_SESSION_SIGNALS, (event.session_key, event.agent_id))
                 retained -= c.rowcount
             case SignalsPruned():
                 flush()
+                dialect.build_load_indexes(c)  # the delete looks its rows up by age
                 cutoffs = event.cutoffs
                 c.execute(
                     sql.DELETE_REMOVED,

@@ -99,6 +99,14 @@ class PostgresDialect:
                 for row in rows:
                     copy.write_row(row)
 
+    def before_load(self, statement: Cursor) -> None:
+        """`COPY` fills the indexes as it goes: nothing to drop."""
+        del statement
+
+    def build_load_indexes(self, statement: Cursor) -> None:
+        """Nothing was dropped: nothing to build."""
+        del statement
+
     def after_load(self, statement: Cursor, last_notification_id: int) -> bool:
         """Move the `bigserial` past the loaded ids; the loaded tables are analyzed after the commit."""
         if not last_notification_id:

@@ -47,6 +47,7 @@ class SqliteDialect:
         self._next: int | None = None
         self._last_notification_id: int | None = None
         self._event_rows: list[tuple[int, object, int, str, bytes]] = []
+        self._deferred_indexes = False
 
     def stream_key(self, stream: UUID) -> object:
         """A stream id as SQLite binds it: its hex text."""
@@ -117,6 +118,23 @@ class SqliteDialect:
         if rows:
             marks = ",".join("?" * len(rows[0]))
             statement.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", rows)
+
+    def before_load(self, statement: sqlite3.Cursor) -> None:
+        """Drop the signal indexes a load would grow row by row (`LOAD_DEFERRED_INDEXES`).
+
+        Inside the load's transaction, so a load that fails leaves them as they were;
+        `build_load_indexes` builds them back.
+        """
+        for name in sql.LOAD_DEFERRED_INDEXES:
+            statement.execute(f"DROP INDEX IF EXISTS {name}")
+        self._deferred_indexes = True
+
+    def build_load_indexes(self, statement: sqlite3.Cursor) -> None:
+        """Build back the indexes `before_load` dropped, over the rows loaded so far (once)."""
+        if self._deferred_indexes:
+            for create in sql.LOAD_DEFERRED_INDEXES.values():
+                statement.execute(create)
+            self._deferred_indexes = False
 
     def after_load(self, statement: sqlite3.Cursor, last_notification_id: int) -> bool:
         """Explicit ids keep AUTOINCREMENT's record above them by themselves: nothing to do."""

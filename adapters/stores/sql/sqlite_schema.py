@@ -32,9 +32,17 @@ _SIGNALS_TABLE = (
     " watchers TEXT,"
     " notification_id INTEGER NOT NULL)"  # its stored event, kept while the signal is retained
 )
+_BY_SESSION = (
+    "CREATE INDEX IF NOT EXISTS sw_signals_by_session ON sw_signals (session_key, agent_id, sequence)"
+)
+_BY_AGE = "CREATE INDEX IF NOT EXISTS sw_signals_by_age ON sw_signals (occurred_at_ms)"
+LOAD_DEFERRED_INDEXES = {"sw_signals_by_session": _BY_SESSION, "sw_signals_by_age": _BY_AGE}
+"""The signal indexes a bulk load drops and builds back once its rows are in (`SqliteDialect.before_load`):
+an index built over the sorted rows costs a fraction of one grown row by row. The dedupe index stays:
+it enforces the keys' uniqueness as the rows come."""
 _SIGNAL_INDEXES = (
-    "CREATE INDEX IF NOT EXISTS sw_signals_by_session ON sw_signals (session_key, agent_id, sequence)",
-    "CREATE INDEX IF NOT EXISTS sw_signals_by_age ON sw_signals (occurred_at_ms)",
+    _BY_SESSION,
+    _BY_AGE,
     # Partial: most signals carry no dedupe key, and their record then writes no page of it (ADR-0019).
     (
         "CREATE UNIQUE INDEX IF NOT EXISTS sw_signals_by_dedupe ON sw_signals (dedupe_key)"
