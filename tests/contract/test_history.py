@@ -575,10 +575,8 @@ def test_a_checking_process_that_fails_fails_the_import_with_its_error_and_write
 
 def _schema_and_integrity(path: Path) -> tuple[list[tuple[str, ...]], str]:
     with closing(sqlite3.connect(path)) as raw:
-        schema = raw.execute(
-            "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name"
-        ).fetchall()
-        return schema, raw.execute("PRAGMA integrity_check").fetchone()[0]
+        schema = raw.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
+        return schema.fetchall(), raw.execute("PRAGMA integrity_check").fetchone()[0]
 
 
 def test_a_sqlite_load_builds_back_the_indexes_it_dropped_and_a_refused_one_leaves_them(
@@ -588,8 +586,7 @@ def test_a_sqlite_load_builds_back_the_indexes_it_dropped_and_a_refused_one_leav
     and prunes among its events, and after a load refused half-way, the schema is a new store's and
     every index holds exactly its table's rows (`integrity_check`)."""
     new = tmp_path / "new.db"
-    with open_store(f"sqlite:///{new}", FakeClock()):
-        pass
+    open_store(f"sqlite:///{new}", FakeClock()).close()
     expected = (_schema_and_integrity(new)[0], "ok")
     clock = FakeClock()
     with open_store("memory://", clock) as rich:
