@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from urllib.parse import quote
 
-from sessionwatch.adapters.stores.sqlite_front import SCHEMA_VERSION, is_current, sqlite_file
+from sessionwatch.adapters.stores.sqlite_front import is_current, sqlite_file
 from sessionwatch.domain.text import one_line
 from sessionwatch.integrations.claude_code_keys import (
     HOST_PART,
@@ -42,9 +42,6 @@ TWIN_EVENTS = frozenset({"UserPromptSubmit", "Stop"})
 """The events whose "nothing to do" the SQL twin decides; every other one goes to the hook function."""
 HOOK_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"})
 """The events the hook acts on (`claude_code.EVENTS`, which a test compares)."""
-SQLITE_SCHEMA_VERSION = SCHEMA_VERSION
-"""The SQLite schema the twin reads (`sqlite_front.SCHEMA_VERSION`); any other version goes to the
-hook function, which migrates or refuses it."""
 CATALOG = "claude-code"
 FOLLOWING = "transcript"
 """`claude_code_follow.CATALOG` and `FOLLOWING`, which a test compares."""
@@ -194,7 +191,7 @@ def answer(stdin_text: str, *, db: str | None, environ: Mapping[str, str]) -> st
     if isinstance(hook_input, dict):
         if nothing_to_do(hook_input, db=db, environ=environ):
             return ""
-        # The socket's module (`socket`, `hashlib`) only now: a prompt with nothing to do never needs it.
+        # The socket's module (`socket`, `struct`) only now: a prompt with nothing to do never needs it.
         from sessionwatch.integrations import claude_code_socket as handoff  # noqa: PLC0415
 
         reached = _server_of(hook_input, environ)

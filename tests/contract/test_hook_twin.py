@@ -22,6 +22,7 @@ import pytest
 
 import sessionwatch
 from sessionwatch import Actor, SignalKind
+from sessionwatch.adapters.stores import sqlite_front
 from sessionwatch.adapters.stores.sql import sqlite_schema
 from sessionwatch.integrations import claude_code, claude_code_follow, claude_code_front
 
@@ -202,7 +203,7 @@ def test_the_twin_says_nothing_for_a_settled_session_and_something_once_there_is
 
 
 def test_the_twins_constants_are_the_rules_own() -> None:
-    assert claude_code_front.SQLITE_SCHEMA_VERSION == sqlite_schema.SCHEMA_VERSION
+    assert sqlite_front.SCHEMA_VERSION == sqlite_schema.SCHEMA_VERSION  # the version `is_current` reads
     assert frozenset(claude_code.EVENTS) == claude_code_front.HOOK_EVENTS
     assert claude_code_front.CATALOG == claude_code_follow.CATALOG
     assert claude_code_front.FOLLOWING == claude_code_follow.FOLLOWING
